@@ -1,0 +1,166 @@
+"""Typed config schemas, registered in Hydra's ConfigStore.
+
+`conf/config.yaml` lists `schema` first in its defaults, so every YAML group file is merged into
+these dataclasses: a misspelled key or a value of the wrong type fails at start-up with the key named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from hydra.core.config_store import ConfigStore
+from omegaconf import MISSING
+
+
+@dataclass
+class BackendConfig:
+    """Where generations come from."""
+
+    name: str = "llamacpp"  # ollama | openai | llamacpp | replay
+    base_url: str = ""  # ollama: http://127.0.0.1:11434 ; openai: http://127.0.0.1:8000/v1
+    api_key_env: str = "OPENAI_API_KEY"  # openai: name of the env var holding the key (never the key)
+    timeout_s: float = 300.0
+    max_concurrency: int = 1
+    max_retries: int = 3
+    retry_backoff_s: float = 1.0
+    keep_alive: str = "5m"  # ollama
+    n_threads: int = 0  # llamacpp: 0 = all cores
+    replay_file: str = ""  # replay: an attempts.jsonl or samples JSONL
+
+
+@dataclass
+class ModelConfig:
+    """The model under test. `id` is what the backend understands (Ollama tag, GGUF path, ...)."""
+
+    name: str = MISSING  # label used in reports
+    id: str = MISSING
+    think: bool | None = None  # ollama: reasoning on/off (None = server default)
+    num_ctx: int = 4096
+
+
+@dataclass
+class SamplingConfig:
+    """Sampling parameters; `n` samples per task (for pass@k)."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    num_predict: int = 512
+    n: int = 1
+    stop: list[str] = field(default_factory=list)
+
+
+@dataclass
+class GateConfig:
+    """AST gate rules (policy, not security: the sandbox is the security boundary)."""
+
+    name: str = "builtins_only"
+    enabled: bool = True
+    allowed_imports: list[str] = field(default_factory=list)  # module names; empty = no imports
+    allow_classes: bool = False
+    allow_global_statements: bool = False
+    allow_extra_top_level: bool = False  # other top-level statements beside functions/docstring
+    allow_dunder_attributes: bool = False
+    forbidden_calls: list[str] = field(
+        default_factory=lambda: [
+            "eval", "exec", "open", "compile", "__import__", "input", "globals",
+            "locals", "vars", "getattr", "setattr", "delattr",
+        ]
+    )  # fmt: skip
+
+
+@dataclass
+class RepairConfig:
+    """Repair loop: attempts after the first, fed by visible-suite feedback only."""
+
+    max_attempts: int = 1
+    feedback_max_chars: int = 2000
+
+
+@dataclass
+class TaskSetConfig:
+    """Which tasks to run."""
+
+    name: str = "seed10"
+    importer: str = "yaml"  # yaml | humaneval | humanevalplus | mbppplus
+    path: str = "tasks/seed10"  # a YAML directory or a dataset file, per importer
+    gate: str = ""  # gate profile this set needs (imported benchmarks: stdlib); "" = config's gate
+    include: list[str] = field(default_factory=list)  # task ids; empty = all
+    limit: int = 0  # 0 = all
+    created_after: str = ""  # ISO date: keep only tasks created after it (contamination guard)
+
+
+@dataclass
+class TrackingConfig:
+    """MLflow tracking."""
+
+    enabled: bool = True
+    uri: str = "sqlite:///mlruns/mlflow.db"
+    experiment: str = "runner"
+    artifact_root: str = "mlruns/artifacts"
+
+
+@dataclass
+class PromptsConfig:
+    """Prompt templates. Placeholders: {prompt} {signature} {entry_point} {code} {feedback}."""
+
+    system: str = MISSING
+    task: str = MISSING
+    repair: str = MISSING
+
+
+@dataclass
+class SandboxConfig:
+    """Limits for every candidate's test run."""
+
+    workers: int = 2
+    timeout_s: float = 10.0
+    cpu_s: float = 10.0
+    memory_mb: int = 512  # above the child's own baseline
+    max_file_mb: int = 16
+    max_open_files: int = 64
+    max_output_kb: int = 64
+    max_processes: int = 16
+    network: bool = False
+    drop_privileges: bool = True
+
+
+@dataclass
+class GoldConfig:
+    """Gold check: every reference must pass its own suites before any model is judged."""
+
+    enabled: bool = True
+    on_failure: str = "exclude"  # exclude | abort
+
+
+@dataclass
+class ScoringConfig:
+    """pass@k and confidence intervals."""
+
+    k: list[int] = field(default_factory=lambda: [1])
+    ci_level: float = 0.95
+    bootstrap_resamples: int = 2000
+    bootstrap_seed: int = 0
+
+
+@dataclass
+class Config:
+    """The whole experiment."""
+
+    backend: BackendConfig = field(default_factory=BackendConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    sampling: SamplingConfig = field(default_factory=SamplingConfig)
+    gate: GateConfig = field(default_factory=GateConfig)
+    repair: RepairConfig = field(default_factory=RepairConfig)
+    task_set: TaskSetConfig = field(default_factory=TaskSetConfig)
+    tracking: TrackingConfig = field(default_factory=TrackingConfig)
+    prompts: PromptsConfig = field(default_factory=PromptsConfig)
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    gold: GoldConfig = field(default_factory=GoldConfig)
+    scoring: ScoringConfig = field(default_factory=ScoringConfig)
+    seed: int = 42
+    cache_dir: str = ".cache/runner"
+    progress: bool = True
+
+
+def register_configs() -> None:
+    """Register the top-level schema; `conf/config.yaml` names it first in its defaults."""
+    ConfigStore.instance().store(name="schema", node=Config)

@@ -1,0 +1,77 @@
+"""The outcome taxonomy: exactly one outcome per attempt, with per-suite and per-test detail."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    """What happened to one attempt. Mutually exclusive; see DESIGN.md "Outcomes"."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    RESOURCE_EXCEEDED = "resource_exceeded"
+    NO_CODE = "no_code"
+    SYNTAX_ERROR = "syntax_error"
+    POLICY_REJECTED = "policy_rejected"
+    SIGNATURE_MISMATCH = "signature_mismatch"
+    BACKEND_ERROR = "backend_error"
+    HARNESS_ERROR = "harness_error"
+
+    @property
+    def scored(self) -> bool:
+        """False for failures of our side (model server, harness): never counted against a model."""
+        return self not in (Outcome.BACKEND_ERROR, Outcome.HARNESS_ERROR)
+
+
+@dataclass(frozen=True)
+class TestResult:
+    """One pytest test. `status` is passed, failed, error, skipped, xfailed, xpassed or missing."""
+
+    name: str
+    status: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class SuiteResult:
+    """One suite's result. `passed` is true only if every expected test ran and passed."""
+
+    suite: str
+    outcome: Outcome
+    tests: tuple[TestResult, ...] = ()
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASSED
+
+    def failing(self) -> tuple[TestResult, ...]:
+        return tuple(t for t in self.tests if t.status != "passed")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judged result of one candidate: its outcome plus everything needed to explain it.
+
+    `rule` and `line` are set for policy rejections and syntax errors; `isolation` records which
+    sandbox protections were actually in force for the run.
+    """
+
+    outcome: Outcome
+    suites: dict[str, SuiteResult] = field(default_factory=dict)
+    detail: str = ""
+    rule: str | None = None
+    line: int | None = None
+    isolation: dict[str, bool] = field(default_factory=dict)
+    duration_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASSED
+
+    def suite_passed(self) -> dict[str, bool]:
+        return {name: s.passed for name, s in self.suites.items()}

@@ -1,0 +1,42 @@
+"""How a task's suite text becomes a pytest module.
+
+Every suite runs with these names in scope: the task's entry point(s), imported from the candidate
+module `candidate`; the reference solution as module `reference` (for differential checks); the
+standard helpers `copy`, `math`, `itertools`, `collections`, `functools`, `re`, `string`, `pytest`;
+and hypothesis's `given`, `settings`, `assume`, `example`, `st`. Suite files import the candidate's
+functions through `candidate_guard`, which rejects return values that are not plain built-in data
+(an object whose `__eq__` always answers True cannot pass an equality assertion).
+"""
+
+from __future__ import annotations
+
+from runner.tasks.model import Task
+
+PREAMBLE = """\
+import collections
+import copy
+import functools
+import itertools
+import math
+import re
+import string
+
+import pytest
+from hypothesis import assume, example, given, settings
+from hypothesis import strategies as st
+
+import reference
+from candidate_guard import load_entry_points as _load_entry_points
+"""
+
+
+def build_suite_module(task: Task, suite: str) -> str:
+    """Source of the pytest module for one suite of a task."""
+    names = (task.entry_point, *task.extra_entry_points)
+    binding = ", ".join(names) + ("," if len(names) == 1 else "")
+    return f"{PREAMBLE}\n{binding} = _load_entry_points({names!r})\n\n{task.suites[suite]}\n"
+
+
+def suite_file_name(suite: str) -> str:
+    """File name of a suite's module inside a candidate's working directory."""
+    return f"test_{suite}.py"

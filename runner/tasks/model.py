@@ -1,0 +1,53 @@
+"""The task: one programming problem with a reference solution and its test suites."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date
+
+SUITES = ("visible", "hidden", "properties")
+"""Suite names, in the order they run. Only `visible` results ever reach a model's prompt."""
+
+
+@dataclass(frozen=True)
+class Task:
+    """A task as loaded from YAML or imported from a benchmark.
+
+    `suites` maps a suite name (see SUITES) to the source of a pytest module body. Each suite
+    module is run with the candidate's `entry_point` already imported by name, `reference`
+    importable as a module, and the usual test helpers in scope (see execution.suite_module).
+    """
+
+    id: str
+    entry_point: str
+    prompt: str
+    reference: str
+    suites: Mapping[str, str]
+    signature: str = ""
+    tags: tuple[str, ...] = ()
+    created: date | None = None
+    source: str = ""
+    extra_entry_points: tuple[str, ...] = field(default=())
+
+    def content_hash(self) -> str:
+        """Hash of everything that determines this task's verdicts (not its file location)."""
+        payload = {
+            "id": self.id,
+            "entry_point": self.entry_point,
+            "prompt": self.prompt,
+            "reference": self.reference,
+            "suites": {k: self.suites[k] for k in sorted(self.suites)},
+            "signature": self.signature,
+        }
+        return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def task_set_hash(tasks: Iterable[Task]) -> str:
+    """Content hash of a whole task set, independent of task order."""
+    digest = hashlib.sha256()
+    for h in sorted(t.content_hash() for t in tasks):
+        digest.update(h.encode())
+    return digest.hexdigest()
