@@ -7,6 +7,7 @@ these dataclasses: a misspelled key or a value of the wrong type fails at start-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 

@@ -1,0 +1,72 @@
+"""Per-attempt records: what streams to `attempts.jsonl` in a job's output directory.
+
+One line per attempt (first attempt = 0, repairs = 1, 2, ...) of one sample of one task. Scoring,
+tracking, reports and the replay backend read these lines back with `read_attempts`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class AttemptRecord:
+    """Everything about one attempt: the exact request, the response, the code and its verdict.
+
+    `suites` maps each suite that ran to whether it passed; `tests` maps a suite to its per-test
+    results (`name`, `status`, `message`). `final` marks the last attempt of a sample, whose outcome
+    is the sample's outcome after repair. Unscored outcomes (`backend_error`, `harness_error`) are
+    recorded like any other and excluded by scoring.
+    """
+
+    task_id: str
+    sample: int
+    attempt: int
+    seed: int
+    model: str
+    messages: list[dict[str, str]]
+    options: dict[str, Any]
+    response: str
+    code: str | None
+    outcome: str
+    final: bool
+    suites: dict[str, bool] = field(default_factory=dict)
+    tests: dict[str, list[dict[str, str]]] = field(default_factory=dict)
+    detail: str = ""
+    rule: str | None = None
+    line: int | None = None
+    finish_reason: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    generation_s: float = 0.0
+    test_s: float = 0.0
+    generation_cached: bool = False
+    verdict_cached: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome == "passed"
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> AttemptRecord:
+        known = cls.__dataclass_fields__
+        return cls(**{k: v for k, v in data.items() if k in known})
+
+
+def read_attempts(path: str | Path) -> list[AttemptRecord]:
+    """Read an attempts.jsonl file; a torn last line (from a crash) is skipped."""
+    records = []
+    for line in Path(path).read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            records.append(AttemptRecord.from_dict(json.loads(line)))
+        except json.JSONDecodeError:
+            continue
+    return records
