@@ -43,8 +43,6 @@ class AttemptRecord:
     completion_tokens: int = 0
     generation_s: float = 0.0
     test_s: float = 0.0
-    generation_cached: bool = False
-    verdict_cached: bool = False
 
     @property
     def passed(self) -> bool:

@@ -75,3 +75,45 @@ class Verdict:
 
     def suite_passed(self) -> dict[str, bool]:
         return {name: s.passed for name, s in self.suites.items()}
+
+
+def verdict_to_dict(verdict: Verdict) -> dict:
+    """JSON-able form of a verdict (for the cache and records)."""
+    return {
+        "outcome": verdict.outcome.value,
+        "suites": {
+            name: {
+                "outcome": s.outcome.value,
+                "detail": s.detail,
+                "tests": [[t.name, t.status, t.message] for t in s.tests],
+            }
+            for name, s in verdict.suites.items()
+        },
+        "detail": verdict.detail,
+        "rule": verdict.rule,
+        "line": verdict.line,
+        "isolation": verdict.isolation,
+        "duration_s": verdict.duration_s,
+    }
+
+
+def verdict_from_dict(data: dict) -> Verdict:
+    """Inverse of verdict_to_dict."""
+    suites = {
+        name: SuiteResult(
+            suite=name,
+            outcome=Outcome(s["outcome"]),
+            tests=tuple(TestResult(*t) for t in s["tests"]),
+            detail=s["detail"],
+        )
+        for name, s in data["suites"].items()
+    }
+    return Verdict(
+        outcome=Outcome(data["outcome"]),
+        suites=suites,
+        detail=data["detail"],
+        rule=data["rule"],
+        line=data["line"],
+        isolation=data["isolation"],
+        duration_s=data["duration_s"],
+    )

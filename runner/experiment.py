@@ -1,0 +1,177 @@
+"""The experiment loop: for each task and sample, generate, extract, judge, repair; stream records.
+
+Generations run concurrently up to `backend.max_concurrency` and overlap with test runs in the worker
+pool. Generations and verdicts are cached by content hash, so a killed job re-run with the same
+command resumes without asking the model again and produces identical records.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import hashlib
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from runner.cache import HARNESS_VERSION, Cache, content_key
+from runner.execution.extract import extract_code
+from runner.execution.judge import feedback_for_repair
+from runner.execution.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
+from runner.generation.backends.base import BackendError, Generation, GenerationOptions
+from runner.generation.prompts import first_messages, repair_messages
+from runner.progress import Progress
+from runner.records import AttemptRecord
+from runner.tasks.model import Task
+
+JudgeFn = Callable[[Task, str | None], Verdict]
+
+
+def sample_seed(job_seed: int, sample: int) -> int:
+    """Seed of one sample: the job seed itself for sample 0, a hash-derived seed for the others."""
+    if sample == 0:
+        return job_seed
+    digest = hashlib.sha256(f"{job_seed}:{sample}".encode()).digest()
+    return int.from_bytes(digest[:4], "big") & 0x7FFFFFFF
+
+
+class AttemptWriter:
+    """Appends records to attempts.jsonl as they finish; each line is flushed and fsynced."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        self.records: list[AttemptRecord] = []
+
+    def write(self, record: AttemptRecord) -> None:
+        with self._lock, self.path.open("a") as handle:
+            handle.write(record.to_json() + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+            self.records.append(record)
+
+
+@dataclasses.dataclass
+class Experiment:
+    """One job's generation and judging loop. `judge` runs a candidate's tests (blocking)."""
+
+    cfg: object
+    backend: object
+    model_identity: dict
+    judge: JudgeFn
+    judge_key: Callable[[Task, str | None], str]
+    cache: Cache
+    writer: AttemptWriter
+    judge_slots: int = 2
+
+    async def run(self, tasks: list[Task]) -> list[AttemptRecord]:
+        """Run every sample of every task; returns the records in (task, sample, attempt) order."""
+        n = self.cfg.sampling.n
+        self._gen_slots = asyncio.Semaphore(max(1, self.cfg.backend.max_concurrency))
+        self._judge_slots = asyncio.Semaphore(max(1, self.judge_slots))
+        self._progress = Progress(len(tasks) * n, enabled=self.cfg.progress)
+        await asyncio.gather(*(self._run_sample(task, s) for task in tasks for s in range(n)))
+        return sorted(self.writer.records, key=lambda r: (r.task_id, r.sample, r.attempt))
+
+    def _options(self, seed: int) -> GenerationOptions:
+        s, m, b = self.cfg.sampling, self.cfg.model, self.cfg.backend
+        return GenerationOptions(
+            temperature=s.temperature,
+            top_p=s.top_p,
+            seed=seed,
+            num_ctx=m.num_ctx,
+            num_predict=s.num_predict,
+            stop=tuple(s.stop),
+            think=m.think,
+            keep_alive=b.keep_alive if b.name == "ollama" else None,
+        )
+
+    async def _run_sample(self, task: Task, sample: int) -> None:
+        seed = sample_seed(self.cfg.seed, sample)
+        options = self._options(seed)
+        messages = first_messages(self.cfg.prompts, task)
+        budget = self.cfg.repair.max_attempts
+        for attempt in range(budget + 1):
+            generation, error = await self._generate(messages, options)
+            base = dict(
+                task_id=task.id, sample=sample, attempt=attempt, seed=seed, model=self.cfg.model.name,
+                messages=messages, options=dataclasses.asdict(options),
+            )  # fmt: skip
+            if error is not None:
+                self.writer.write(
+                    AttemptRecord(
+                        **base,
+                        response="",
+                        code=None,
+                        outcome=Outcome.BACKEND_ERROR.value,
+                        final=True,
+                        detail=str(error),
+                    )  # fmt: skip
+                )
+                self._progress.advance(False)
+                return
+            code = extract_code(generation.text, task.entry_point)
+            verdict = await self._judge(task, code)
+            final = verdict.passed or attempt == budget or not verdict.outcome.scored
+            self.writer.write(_record(base, generation, code, verdict, final))
+            if final:
+                self._progress.advance(verdict.passed)
+                return
+            feedback = feedback_for_repair(verdict)
+            messages = repair_messages(self.cfg.prompts, task, code or "", feedback)
+
+    async def _generate(self, messages, options) -> tuple[Generation | None, BackendError | None]:
+        key = content_key(self.model_identity, messages, dataclasses.asdict(options))
+        cached = self.cache.get("generation", key)
+        if cached is not None:
+            return Generation(**cached), None
+        async with self._gen_slots:
+            try:
+                generation = await self.backend.generate(messages, options)
+            except BackendError as exc:
+                return None, exc
+        self.cache.put("generation", key, dataclasses.asdict(generation))
+        return generation, None
+
+    async def _judge(self, task: Task, code: str | None) -> Verdict:
+        key = self.judge_key(task, code)
+        cached = self.cache.get("verdict", key)
+        if cached is not None:
+            return verdict_from_dict(cached)
+        async with self._judge_slots:
+            verdict = await asyncio.to_thread(self.judge, task, code)
+        if verdict.outcome.scored:
+            self.cache.put("verdict", key, verdict_to_dict(verdict))
+        return verdict
+
+
+def verdict_key(task: Task, code: str | None, gate: dict, limits: dict) -> str:
+    """Cache key of a verdict: the code, the task's reference and suites, the gate, the limits, the harness."""
+    return content_key(HARNESS_VERSION, task.content_hash(), code, gate, limits)
+
+
+def _record(
+    base: dict, generation: Generation, code: str | None, verdict: Verdict, final: bool
+) -> AttemptRecord:
+    tests = {
+        name: [{"name": t.name, "status": t.status, "message": t.message} for t in suite.tests]
+        for name, suite in verdict.suites.items()
+    }
+    return AttemptRecord(
+        **base,
+        response=generation.text,
+        code=code,
+        outcome=verdict.outcome.value,
+        final=final,
+        suites=verdict.suite_passed(),
+        tests=tests,
+        detail=verdict.detail,
+        rule=verdict.rule,
+        line=verdict.line,
+        finish_reason=generation.finish_reason,
+        prompt_tokens=generation.prompt_tokens,
+        completion_tokens=generation.completion_tokens,
+        generation_s=round(generation.duration_s, 4),
+        test_s=round(verdict.duration_s, 4),
+    )

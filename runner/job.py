@@ -1,0 +1,171 @@
+"""One job of a sweep: load tasks, gold-check them, generate and judge, score, track, summarise."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import subprocess
+import sys
+from dataclasses import asdict
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+import runner
+from runner.cache import HARNESS_VERSION, Cache, content_key
+from runner.execution.sandbox import Limits, WorkerPool
+from runner.experiment import AttemptWriter, Experiment, verdict_key
+from runner.generation.backends import make_backend
+from runner.generation.backends.base import BackendError
+from runner.records import AttemptRecord
+from runner.tasks import Task, load_task_set, task_set_hash
+
+log = logging.getLogger("runner")
+
+
+class JobError(RuntimeError):
+    """The job could not run; the message says what to change."""
+
+
+def run_job(cfg, out_dir: Path) -> int:
+    """Run one job; returns the exit code (0 trustworthy, 2 finished with unscored or excluded work)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    tasks = load_task_set(cfg.task_set)
+    if not tasks:
+        raise JobError(
+            f"task set {cfg.task_set.name!r} selects no tasks; check task_set.include/limit/created_after"
+        )
+    if cfg.sampling.temperature == 0 and cfg.sampling.n > 1:
+        log.warning(
+            "sampling.n=%d at temperature 0: samples differ only by seed (flagged in the run)", cfg.sampling.n
+        )
+    cache = Cache(cfg.cache_dir)
+    limits = Limits.from_config(cfg.sandbox)
+    with WorkerPool(cfg.sandbox.workers, limits) as pool:
+        tasks, excluded = _gold_gate(cfg, tasks, pool, cache, out_dir)
+        backend = make_backend(cfg.backend, cfg.model)
+        records, identity = asyncio.run(
+            _generate_and_judge(cfg, tasks, backend, pool, limits, cache, out_dir)
+        )
+        isolation = pool.isolation
+    return _finish(cfg, out_dir, tasks, excluded, records, identity, isolation, cache)
+
+
+async def _generate_and_judge(cfg, tasks, backend, pool, limits, cache, out_dir):
+    from runner.execution.judge import judge
+
+    try:
+        try:
+            identity = await backend.describe()
+        except BackendError as exc:
+            raise JobError(str(exc)) from None
+        gate = OmegaConf.to_container(cfg.gate, resolve=True)
+        limits_dict = asdict(limits)
+        experiment = Experiment(
+            cfg=cfg,
+            backend=backend,
+            model_identity=identity,
+            judge=lambda task, code: judge(task, code, pool, cfg.gate),
+            judge_key=lambda task, code: verdict_key(task, code, gate, limits_dict),
+            cache=cache,
+            writer=AttemptWriter(out_dir / "attempts.jsonl"),
+            judge_slots=cfg.sandbox.workers,
+        )
+        return await experiment.run(tasks), identity
+    finally:
+        await backend.aclose()
+
+
+def _gold_gate(cfg, tasks: list[Task], pool, cache: Cache, out_dir: Path) -> tuple[list[Task], list[dict]]:
+    """Run the gold check (cached); drop or abort on tasks whose reference fails its own suites."""
+    if not cfg.gold.enabled:
+        return tasks, []
+    from runner.gold import gold_check
+
+    key = content_key(
+        HARNESS_VERSION, task_set_hash(tasks), asdict(pool.limits) if hasattr(pool, "limits") else None
+    )
+    rows = cache.get("gold", key)
+    if rows is None:
+        rows = [
+            {"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in gold_check(tasks, pool)
+        ]
+        cache.put("gold", key, rows)
+    (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
+    bad = [r for r in rows if r["status"] != "ok"]
+    if not bad:
+        return tasks, []
+    lines = "\n".join(f"  {r['task_id']}: {r['status']} {r['detail']}" for r in bad)
+    if cfg.gold.on_failure == "abort":
+        raise JobError(
+            f"gold check failed for {len(bad)} task(s); their references fail their own tests:\n{lines}"
+        )
+    log.error("GOLD CHECK FAILED for %d task(s); excluded from scoring:\n%s", len(bad), lines)
+    bad_ids = {r["task_id"] for r in bad}
+    return [t for t in tasks if t.id not in bad_ids], bad
+
+
+def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identity, isolation, cache) -> int:
+    from runner.scoring import summarize
+    from runner.summary import summary_table, task_rows
+
+    metrics = summarize(
+        records,
+        ks=tuple(cfg.scoring.k),
+        ci_level=cfg.scoring.ci_level,
+        resamples=cfg.scoring.bootstrap_resamples,
+        seed=cfg.scoring.bootstrap_seed,
+    )
+    audit = _audit_scores(cfg.task_set.name)
+    rows = task_rows(records, audit)
+    table = summary_table(cfg, metrics, rows)
+    print(table)
+    (out_dir / "summary.md").write_text(table + "\n")
+    (out_dir / "summary.json").write_text(json.dumps(metrics, indent=2, sort_keys=True))
+    tags = {
+        "harness_version": f"{runner.__version__}+h{HARNESS_VERSION}",
+        "task_set": cfg.task_set.name,
+        "task_set_hash": task_set_hash(tasks),
+        "backend": identity.get("backend", cfg.backend.name),
+        "backend_version": identity.get("server_version", ""),
+        "model_id": identity.get("model", cfg.model.id),
+        "model_digest": identity.get("model_digest", ""),
+        "git_commit": _git_commit(),
+        "isolation": ",".join(k for k, v in sorted(isolation.items()) if v) or "none",
+        "gold_excluded": ",".join(r["task_id"] for r in excluded),
+        "created_after": cfg.task_set.created_after,
+        "flag_temperature0_multisample": str(cfg.sampling.temperature == 0 and cfg.sampling.n > 1).lower(),
+    }
+    (out_dir / "run.json").write_text(json.dumps({"tags": tags, "isolation": isolation}, indent=2))
+    if cfg.tracking.enabled:
+        from runner.tracking import log_job
+
+        run_id = log_job(cfg, out_dir, records, metrics, tags, rows)
+        print(f"MLflow run {run_id} in {cfg.tracking.uri} (experiment {cfg.tracking.experiment!r})")
+    print(f"cache: {cache.hits} hits, {cache.misses} misses; records in {out_dir / 'attempts.jsonl'}")
+    unscored = sum(1 for r in records if r.final and r.outcome in ("backend_error", "harness_error"))
+    if unscored:
+        print(
+            f"WARNING: {unscored} sample(s) unscored (backend or harness errors); see attempts.jsonl",
+            file=sys.stderr,
+        )
+    return 2 if unscored or excluded else 0
+
+
+def _audit_scores(task_set_name: str) -> dict[str, float]:
+    try:
+        from runner.strength.audit import latest_audit_scores
+    except ImportError:
+        return {}
+    return latest_audit_scores(task_set_name)
+
+
+def _git_commit() -> str:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).parent)  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+    return out.stdout.strip() if out.returncode == 0 else ""

@@ -1,0 +1,78 @@
+"""The YAML task loader: every class of bad input gives an error naming the file and the field."""
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from runner.tasks import select_tasks
+from runner.tasks.loader import TaskError, load_task_dir, load_task_file
+
+FIXTURES = Path(__file__).parent / "fixtures" / "tasks"
+
+
+def test_good_task_loads():
+    task = load_task_file(FIXTURES / "good.yaml")
+    assert task.id == "add" and task.entry_point == "add"
+    assert set(task.suites) == {"visible", "hidden"}
+    assert task.tags == ("arithmetic",) and str(task.created) == "2026-09-01"
+
+
+@pytest.mark.parametrize(
+    ("fixture", "field", "words"),
+    [
+        ("unknown_field.yaml", "promt", "unknown field"),
+        ("missing_field.yaml", "reference", "missing required field"),
+        ("unknown_suite.yaml", "secret", "unknown field at suites"),
+        ("suite_syntax.yaml", "suites.hidden", "does not parse"),
+        ("reference_syntax.yaml", "reference", "does not parse"),
+        ("entry_point_missing.yaml", "reference", "does not define the entry point `add`"),
+        ("no_tests.yaml", "suites.visible", "defines no test"),
+        ("bad_date.yaml", "created", "YYYY-MM-DD"),
+        ("not_yaml.yaml", None, "not valid YAML"),
+    ],
+)
+def test_bad_task_is_rejected_with_file_and_field(fixture, field, words):
+    with pytest.raises(TaskError) as info:
+        load_task_file(FIXTURES / fixture)
+    message = str(info.value)
+    assert fixture in message
+    assert words in message
+    assert info.value.field == field
+    if field:
+        assert f"`{field}`" in message
+
+
+def test_duplicate_id_names_both_files(tmp_path):
+    shutil.copy(FIXTURES / "good.yaml", tmp_path / "a.yaml")
+    shutil.copy(FIXTURES / "good.yaml", tmp_path / "b.yaml")
+    with pytest.raises(TaskError, match=r"b\.yaml, field `id`: duplicate id 'add' \(also in .*a\.yaml\)"):
+        load_task_dir(tmp_path)
+
+
+def test_empty_and_missing_directories(tmp_path):
+    with pytest.raises(TaskError, match="no \\*.yaml task files"):
+        load_task_dir(tmp_path)
+    with pytest.raises(TaskError, match="directory not found"):
+        load_task_dir(tmp_path / "nope")
+
+
+def test_content_hash_ignores_location_but_not_content(tmp_path):
+    a = load_task_file(FIXTURES / "good.yaml")
+    shutil.copy(FIXTURES / "good.yaml", tmp_path / "copy.yaml")
+    b = load_task_file(tmp_path / "copy.yaml")
+    assert a.content_hash() == b.content_hash()
+    (tmp_path / "copy.yaml").write_text(
+        (FIXTURES / "good.yaml").read_text().replace("add(-1, -2) == -3", "add(-1, 0) == -1")
+    )
+    assert load_task_file(tmp_path / "copy.yaml").content_hash() != a.content_hash()
+
+
+def test_select_tasks_filters(tmp_path):
+    task = load_task_file(FIXTURES / "good.yaml")
+    assert select_tasks([task], [], 0, "2026-08-31") == [task]
+    assert select_tasks([task], [], 0, "2026-09-01") == []
+    with pytest.raises(TaskError, match="unknown task ids"):
+        select_tasks([task], ["nope"], 0, "")
+    with pytest.raises(TaskError, match="not a date"):
+        select_tasks([task], [], 0, "soon")
