@@ -34,64 +34,53 @@ def run_job(cfg, out_dir: Path) -> int:
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     tasks = load_task_set(cfg.task_set)
     if not tasks:
-        raise JobError(
-            f"task set {cfg.task_set.name!r} selects no tasks; check task_set.include/limit/created_after"
-        )
+        raise JobError(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.include/limit/created_after")
     if cfg.sampling.temperature == 0 and cfg.sampling.n > 1:
-        log.warning(
-            "sampling.n=%d at temperature 0: samples differ only by seed (flagged in the run)", cfg.sampling.n
-        )
-    cache = Cache(cfg.cache_dir)
-    limits = Limits.from_config(cfg.sandbox)
-    with WorkerPool(cfg.sandbox.workers, limits) as pool:
-        tasks, excluded = _gold_gate(cfg, tasks, pool, cache, out_dir)
-        backend = make_backend(cfg.backend, cfg.model)
-        records, identity = asyncio.run(
-            _generate_and_judge(cfg, tasks, backend, pool, limits, cache, out_dir)
-        )
-        isolation = pool.isolation
-    return _finish(cfg, out_dir, tasks, excluded, records, identity, isolation, cache)
+        log.warning("sampling.n=%d at temperature 0: samples differ only by seed (flagged in the run)", cfg.sampling.n)
+    return asyncio.run(_run(cfg, out_dir, tasks))
 
 
-async def _generate_and_judge(cfg, tasks, backend, pool, limits, cache, out_dir):
+async def _run(cfg, out_dir: Path, tasks: list[Task]) -> int:
     from runner.execution.judge import judge
 
+    backend = make_backend(cfg.backend, cfg.model)
     try:
         try:
             identity = await backend.describe()
         except BackendError as exc:
             raise JobError(str(exc)) from None
+        cache = Cache(cfg.cache_dir)
+        limits = Limits.from_config(cfg.sandbox)
         gate = OmegaConf.to_container(cfg.gate, resolve=True)
-        limits_dict = asdict(limits)
-        experiment = Experiment(
-            cfg=cfg,
-            backend=backend,
-            model_identity=identity,
-            judge=lambda task, code: judge(task, code, pool, cfg.gate),
-            judge_key=lambda task, code: verdict_key(task, code, gate, limits_dict),
-            cache=cache,
-            writer=AttemptWriter(out_dir / "attempts.jsonl"),
-            judge_slots=cfg.sandbox.workers,
-        )
-        return await experiment.run(tasks), identity
+        with WorkerPool(cfg.sandbox.workers, limits) as pool:
+            tasks, excluded = await asyncio.to_thread(_gold_gate, cfg, tasks, pool, limits, cache, out_dir)
+            experiment = Experiment(
+                cfg=cfg,
+                backend=backend,
+                model_identity=identity,
+                judge=lambda task, code: judge(task, code, pool, cfg.gate),
+                judge_key=lambda task, code: verdict_key(task, code, gate, asdict(limits)),
+                cache=cache,
+                writer=AttemptWriter(out_dir / "attempts.jsonl"),
+                judge_slots=cfg.sandbox.workers,
+            )
+            records = await experiment.run(tasks)
+            isolation = pool.isolation
     finally:
         await backend.aclose()
+    return _finish(cfg, out_dir, tasks, excluded, records, identity, isolation, cache)
 
 
-def _gold_gate(cfg, tasks: list[Task], pool, cache: Cache, out_dir: Path) -> tuple[list[Task], list[dict]]:
+def _gold_gate(cfg, tasks: list[Task], pool, limits, cache: Cache, out_dir: Path) -> tuple[list[Task], list[dict]]:
     """Run the gold check (cached); drop or abort on tasks whose reference fails its own suites."""
     if not cfg.gold.enabled:
         return tasks, []
     from runner.gold import gold_check
 
-    key = content_key(
-        HARNESS_VERSION, task_set_hash(tasks), asdict(pool.limits) if hasattr(pool, "limits") else None
-    )
+    key = content_key(HARNESS_VERSION, task_set_hash(tasks), asdict(pool.limits) if hasattr(pool, "limits") else None)
     rows = cache.get("gold", key)
     if rows is None:
-        rows = [
-            {"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in gold_check(tasks, pool)
-        ]
+        rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in gold_check(tasks, pool)]
         cache.put("gold", key, rows)
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
     bad = [r for r in rows if r["status"] != "ok"]
@@ -99,9 +88,7 @@ def _gold_gate(cfg, tasks: list[Task], pool, cache: Cache, out_dir: Path) -> tup
         return tasks, []
     lines = "\n".join(f"  {r['task_id']}: {r['status']} {r['detail']}" for r in bad)
     if cfg.gold.on_failure == "abort":
-        raise JobError(
-            f"gold check failed for {len(bad)} task(s); their references fail their own tests:\n{lines}"
-        )
+        raise JobError(f"gold check failed for {len(bad)} task(s); their references fail their own tests:\n{lines}")
     log.error("GOLD CHECK FAILED for %d task(s); excluded from scoring:\n%s", len(bad), lines)
     bad_ids = {r["task_id"] for r in bad}
     return [t for t in tasks if t.id not in bad_ids], bad

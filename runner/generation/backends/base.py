@@ -1,0 +1,88 @@
+"""The backend interface: one request in (`messages`, `GenerationOptions`), one `Generation` out.
+
+Every backend (Ollama, OpenAI-compatible, embedded llama.cpp, replay) implements `Backend`. A failure of
+the model server is a `BackendError`: the experiment loop records it as `backend_error` (unscored),
+never as a model failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+ERROR_KINDS = (
+    "unreachable",
+    "model_missing",
+    "bad_request",
+    "not_found",
+    "server_error",
+    "unavailable",
+    "broken_stream",
+    "error_body",
+    "timeout",
+    "replay_missing",
+    "config",
+)
+
+
+@dataclass(frozen=True)
+class GenerationOptions:
+    """Sampling and server options of one request. `None` means "leave it to the server"."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int | None = None
+    num_ctx: int = 4096
+    num_predict: int = 512
+    stop: tuple[str, ...] = ()
+    think: bool | None = None
+    keep_alive: str | None = None
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One answer: the assistant's text (reasoning excluded: it stays in `raw`) and its accounting."""
+
+    text: str
+    finish_reason: str  # "stop" | "length" | ...
+    prompt_tokens: int
+    completion_tokens: int
+    duration_s: float  # wall time of the request (the successful try)
+    raw: dict[str, Any]  # the raw response body (JSON-able)
+
+
+class BackendError(Exception):
+    """The generation backend failed; `str(err)` says what to do about it.
+
+    `kind` is one of `ERROR_KINDS`; `transient` tells whether retrying the same request makes sense
+    (connection refused during a restart, 500, 503, a broken stream, a timeout).
+    """
+
+    def __init__(self, kind: str, message: str, *, transient: bool = False) -> None:
+        if kind not in ERROR_KINDS:
+            raise ValueError(f"unknown BackendError kind {kind!r}; expected one of {', '.join(ERROR_KINDS)}")
+        super().__init__(message)
+        self.kind = kind
+        self.transient = transient
+
+    def __repr__(self) -> str:
+        return f"BackendError({self.kind!r}, {str(self)!r}, transient={self.transient})"
+
+
+class Backend(Protocol):
+    """What the experiment loop talks to."""
+
+    async def generate(self, messages: list[dict[str, str]], options: GenerationOptions) -> Generation:
+        """Answer one chat request; transient failures are retried inside, then raised as BackendError."""
+        ...
+
+    async def describe(self) -> dict[str, str]:
+        """Preflight and provenance: `backend`, `server_version`, `model`, `model_digest`.
+
+        Raises BackendError when the server or the model is unusable (an unknown model fails here).
+        """
+        ...
+
+    async def aclose(self) -> None:
+        """Release connections, threads and loaded models."""
+        ...

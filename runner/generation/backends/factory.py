@@ -1,0 +1,51 @@
+"""Build the backend named by the config."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from runner.config import BackendConfig, ModelConfig
+from runner.generation.backends.base import Backend, BackendError
+
+
+def _ollama(backend: BackendConfig, model: ModelConfig) -> Backend:
+    from runner.generation.backends.ollama import OllamaBackend
+
+    return OllamaBackend(backend, model)
+
+
+def _openai(backend: BackendConfig, model: ModelConfig) -> Backend:
+    from runner.generation.backends.openai import OpenAIBackend
+
+    return OpenAIBackend(backend, model)
+
+
+def _llamacpp(backend: BackendConfig, model: ModelConfig) -> Backend:
+    from runner.generation.backends.llamacpp import LlamaCppBackend
+
+    return LlamaCppBackend(backend, model)
+
+
+def _replay(backend: BackendConfig, model: ModelConfig) -> Backend:
+    from runner.generation.backends.replay import ReplayBackend
+
+    return ReplayBackend(backend, model)
+
+
+# Imported lazily so that e.g. the replay backend does not load llama.cpp's native library.
+BACKENDS: dict[str, Callable[[BackendConfig, ModelConfig], Backend]] = {
+    "ollama": _ollama,
+    "openai": _openai,
+    "llamacpp": _llamacpp,
+    "replay": _replay,
+}
+
+
+def make_backend(backend: BackendConfig, model: ModelConfig) -> Backend:
+    """The backend for `backend.name`; BackendError(kind="config") lists the valid names otherwise."""
+    build = BACKENDS.get(backend.name)
+    if build is None:
+        raise BackendError(
+            "config", f"unknown backend.name {backend.name!r}; valid backends: {', '.join(sorted(BACKENDS))}"
+        )
+    return build(backend, model)

@@ -1,0 +1,154 @@
+"""Embedded llama.cpp backend (xllamacpp): the model runs in-process, no server needed.
+
+The model is loaded once per backend instance, lazily and in a worker thread; generations run one at a
+time (a lock) in a worker thread, since they are CPU-bound. Prompt caching is off so that a request's
+result does not depend on the requests before it.
+
+backend.n_threads=0 means all cores. On a machine whose cores are busy with other work (test sandboxes,
+a parallel sweep), fewer threads can be much faster: llama.cpp's threads wait on each other each step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import xllamacpp
+
+from runner.config import BackendConfig, ModelConfig
+from runner.generation.backends.base import BackendError, Generation, GenerationOptions
+from runner.generation.backends.gguf import gguf_digest, resolve_gguf
+from runner.generation.backends.http_errors import status_error
+from runner.generation.backends.retry import with_retries
+
+
+class LlamaCppBackend:
+    """One GGUF model loaded in this process via xllamacpp."""
+
+    def __init__(self, backend: BackendConfig, model: ModelConfig) -> None:
+        self.model_id = model.id
+        self.num_ctx = model.num_ctx
+        self.think = model.think
+        self.n_threads = backend.n_threads if backend.n_threads > 0 else (os.cpu_count() or 1)
+        self.max_retries = backend.max_retries
+        self.backoff_s = backend.retry_backoff_s
+        self._lock = threading.Lock()
+        self._server: Any = None
+        self._server_ctx = 0
+        self._path: Path | None = None
+        self._digest: str | None = None
+
+    def request_body(self, messages: list[dict[str, str]], options: GenerationOptions) -> dict[str, Any]:
+        """The OpenAI-style request handed to llama.cpp's chat handler (num_ctx is a load parameter)."""
+        body: dict[str, Any] = {
+            "messages": messages,
+            "max_tokens": options.num_predict,
+            "temperature": options.temperature,
+            "top_p": options.top_p,
+            "cache_prompt": False,
+        }
+        if options.seed is not None:
+            body["seed"] = options.seed
+        if options.stop:
+            body["stop"] = list(options.stop)
+        think = options.think if options.think is not None else self.think
+        if think is not None:
+            body["chat_template_kwargs"] = {"enable_thinking": think}
+        return body
+
+    async def generate(self, messages: list[dict[str, str]], options: GenerationOptions) -> Generation:
+        """Generate in a worker thread; the model is (re)loaded if options.num_ctx differs from the loaded one."""
+        body = self.request_body(messages, options)
+        return await with_retries(
+            lambda: asyncio.to_thread(self._generate_sync, body, options.num_ctx),
+            max_retries=self.max_retries,
+            backoff_s=self.backoff_s,
+        )
+
+    async def describe(self) -> dict[str, str]:
+        """Resolves and loads the model (the preflight) and fingerprints the GGUF file."""
+        return await asyncio.to_thread(self._describe_sync)
+
+    async def aclose(self) -> None:
+        """Free the loaded model."""
+        await asyncio.to_thread(self._unload)
+
+    def _resolve(self) -> Path:
+        if self._path is None:
+            self._path = resolve_gguf(self.model_id)
+        return self._path
+
+    def _load(self, n_ctx: int) -> Any:
+        """The loaded server for `n_ctx`; call with the lock held."""
+        if self._server is not None and self._server_ctx == n_ctx:
+            return self._server
+        path = self._resolve()
+        self._server = None
+        params = xllamacpp.CommonParams()
+        params.model.path = str(path)
+        params.n_ctx = n_ctx
+        params.n_parallel = 1
+        params.cpuparams.n_threads = self.n_threads
+        params.cpuparams_batch.n_threads = self.n_threads
+        params.verbosity = -1  # silences llama.cpp's load and request logging
+        try:
+            self._server = xllamacpp.Server(params)
+        except Exception as exc:  # xllamacpp raises RuntimeError with no detail
+            raise BackendError(
+                "model_missing",
+                f"llama.cpp could not load {path} (n_ctx={n_ctx}): {exc}; is it a valid GGUF file?",
+            ) from exc
+        self._server_ctx = n_ctx
+        return self._server
+
+    def _unload(self) -> None:
+        with self._lock:
+            self._server = None
+            self._server_ctx = 0
+
+    def _describe_sync(self) -> dict[str, str]:
+        with self._lock:
+            path = self._resolve()
+            self._load(self._server_ctx or self.num_ctx)
+            if self._digest is None:
+                self._digest = gguf_digest(path)
+        return {
+            "backend": "llamacpp",
+            "server_version": f"xllamacpp {xllamacpp.__version__}",
+            "model": str(path),
+            "model_digest": self._digest,
+        }
+
+    def _generate_sync(self, body: dict[str, Any], n_ctx: int) -> Generation:
+        with self._lock:
+            server = self._load(n_ctx)
+            start = time.perf_counter()
+            try:
+                result = server.handle_chat_completions(body)
+            except ValueError as exc:
+                raise BackendError("bad_request", f"llama.cpp rejected the request: {exc}") from exc
+            except RuntimeError as exc:
+                raise BackendError("server_error", f"llama.cpp failed: {exc}", transient=True) from exc
+            duration = time.perf_counter() - start
+        if not isinstance(result, dict):
+            raise BackendError("error_body", f"llama.cpp returned {type(result).__name__}, not a dict")
+        if "error" in result:
+            err = result["error"]
+            code = err.get("code", 500) if isinstance(err, dict) else 500
+            message = err.get("message", str(err)) if isinstance(err, dict) else str(err)
+            raise status_error(int(code), message, what="llama.cpp chat completion")
+        choices = result.get("choices") or [{}]
+        choice = choices[0]
+        usage = result.get("usage") or {}
+        return Generation(
+            text=str((choice.get("message") or {}).get("content") or ""),
+            finish_reason=str(choice.get("finish_reason") or "unknown"),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            duration_s=duration,
+            raw=result,
+        )

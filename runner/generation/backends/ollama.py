@@ -1,0 +1,184 @@
+"""Ollama backend: streaming POST /api/chat (NDJSON), preflight via /api/version, /api/show, /api/tags."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from typing import Any
+
+import httpx
+
+from runner.config import BackendConfig, ModelConfig
+from runner.generation.backends.base import BackendError, Generation, GenerationOptions
+from runner.generation.backends.http_errors import error_detail, status_error, transport_error
+from runner.generation.backends.retry import with_retries
+
+DEFAULT_BASE_URL = "http://127.0.0.1:11434"
+UNREACHABLE_HINT = "is Ollama running? start it with `ollama serve` or set backend.base_url"
+_MODEL_NOT_FOUND = re.compile(r"model .* not found", re.IGNORECASE)
+
+
+def canonical_model_name(name: str) -> str:
+    """Ollama's own normalisation: a name without a tag means `:latest`."""
+    last = name.rsplit("/", 1)[-1]
+    return name if ":" in last else f"{name}:latest"
+
+
+class OllamaBackend:
+    """Talks to an Ollama server over HTTP; one instance per (server, model)."""
+
+    def __init__(self, backend: BackendConfig, model: ModelConfig) -> None:
+        self.base_url = (backend.base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.model_id = model.id
+        self.think = model.think
+        self.keep_alive = backend.keep_alive or None
+        self.max_retries = backend.max_retries
+        self.backoff_s = backend.retry_backoff_s
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url, timeout=httpx.Timeout(backend.timeout_s), trust_env=False
+        )
+
+    def request_body(self, messages: list[dict[str, str]], options: GenerationOptions) -> dict[str, Any]:
+        """The /api/chat body: sampling in `options`, `think` and `keep_alive` at the top level.
+
+        `options.think` / `options.keep_alive` win; when None, model.think / backend.keep_alive apply.
+        """
+        opts: dict[str, Any] = {
+            "temperature": options.temperature,
+            "top_p": options.top_p,
+            "num_ctx": options.num_ctx,
+            "num_predict": options.num_predict,
+        }
+        if options.seed is not None:
+            opts["seed"] = options.seed
+        if options.stop:
+            opts["stop"] = list(options.stop)
+        body: dict[str, Any] = {"model": self.model_id, "messages": messages, "stream": True, "options": opts}
+        think = options.think if options.think is not None else self.think
+        if think is not None:
+            body["think"] = think
+        keep_alive = options.keep_alive if options.keep_alive is not None else self.keep_alive
+        if keep_alive is not None:
+            body["keep_alive"] = keep_alive
+        return body
+
+    async def generate(self, messages: list[dict[str, str]], options: GenerationOptions) -> Generation:
+        """Stream one chat answer; transient failures are retried up to backend.max_retries."""
+        body = self.request_body(messages, options)
+        return await with_retries(lambda: self._chat_once(body), max_retries=self.max_retries, backoff_s=self.backoff_s)
+
+    async def _chat_once(self, body: dict[str, Any]) -> Generation:
+        start = time.perf_counter()
+        try:
+            async with self._client.stream("POST", "/api/chat", json=body) as resp:
+                if resp.status_code != 200:
+                    raise self._status_error(resp.status_code, error_detail(await resp.aread()), "POST /api/chat")
+                final, content, thinking = await self._read_stream(resp)
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, base_url=self.base_url, hint=UNREACHABLE_HINT) from exc
+        text = "".join(content)
+        message: dict[str, Any] = {"role": "assistant", "content": text}
+        if thinking:
+            message["thinking"] = "".join(thinking)
+        raw = {**final, "message": message}
+        return Generation(
+            text=text,
+            finish_reason=str(final.get("done_reason") or "unknown"),
+            prompt_tokens=int(final.get("prompt_eval_count") or 0),
+            completion_tokens=int(final.get("eval_count") or 0),
+            duration_s=time.perf_counter() - start,
+            raw=raw,
+        )
+
+    async def _read_stream(self, resp: httpx.Response) -> tuple[dict[str, Any], list[str], list[str]]:
+        content: list[str] = []
+        thinking: list[str] = []
+        lines = 0
+        async for line in resp.aiter_lines():
+            if not line.strip():
+                continue
+            lines += 1
+            try:
+                chunk = json.loads(line)
+            except ValueError as exc:
+                raise BackendError(
+                    "broken_stream", f"Ollama sent a line that is not JSON: {line[:200]!r}", transient=True
+                ) from exc
+            if not isinstance(chunk, dict):
+                raise BackendError("broken_stream", f"Ollama sent {line[:200]!r}", transient=True)
+            if "error" in chunk:
+                raise BackendError(
+                    "error_body",
+                    f"Ollama reported an error mid-stream after {lines - 1} chunks: {chunk['error']}",
+                )
+            message = chunk.get("message") or {}
+            content.append(message.get("content") or "")
+            if message.get("thinking"):
+                thinking.append(message["thinking"])
+            if chunk.get("done"):
+                return chunk, content, thinking
+        raise BackendError(
+            "broken_stream",
+            f"Ollama's stream ended after {lines} chunks without `done: true` (server restarted or crashed?)",
+            transient=True,
+        )
+
+    def _status_error(self, status: int, detail: str, what: str) -> BackendError:
+        if status == 404 and _MODEL_NOT_FOUND.search(detail):
+            return self._model_missing(detail)
+        if status == 400 and "does not support thinking" in detail:
+            return BackendError("bad_request", f"Ollama {what}: {detail}; set model.think=false (or null) for it")
+        return status_error(status, detail, what=f"Ollama {what}")
+
+    def _model_missing(self, detail: str) -> BackendError:
+        return BackendError(
+            "model_missing",
+            f"model {self.model_id!r} is not on the Ollama server at {self.base_url} ({detail}); "
+            f"run `ollama pull {self.model_id}` or fix model.id",
+        )
+
+    async def _request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            resp = await self._client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, base_url=self.base_url, hint=UNREACHABLE_HINT) from exc
+        if resp.status_code != 200:
+            raise self._status_error(resp.status_code, error_detail(resp.content), f"{method} {path}")
+        try:
+            data = resp.json()
+        except ValueError as exc:
+            raise BackendError(
+                "error_body", f"Ollama {method} {path} did not return JSON: {resp.text[:200]!r}"
+            ) from exc
+        if isinstance(data, dict) and "error" in data:
+            raise BackendError("error_body", f"Ollama {method} {path} reported: {data['error']}")
+        return data if isinstance(data, dict) else {}
+
+    async def describe(self) -> dict[str, str]:
+        """Server version and the model's digest; fails (model_missing, unreachable) if unusable."""
+        version = await self._request("GET", "/api/version")
+        show = await self._request("POST", "/api/show", json={"model": self.model_id})
+        tags = await self._request("GET", "/api/tags")
+        wanted = canonical_model_name(self.model_id)
+        digest = ""
+        for entry in tags.get("models") or []:
+            names = {canonical_model_name(str(entry.get(key, ""))) for key in ("name", "model")}
+            if wanted in names:
+                digest = str(entry.get("digest") or "")
+                break
+        if not digest:
+            digest = str((show.get("details") or {}).get("digest") or show.get("digest") or "")
+        digest = digest or "unknown"
+        if re.fullmatch(r"[0-9a-f]{64}", digest):
+            digest = f"sha256:{digest}"
+        return {
+            "backend": "ollama",
+            "server_version": str(version.get("version", "unknown")),
+            "model": self.model_id,
+            "model_digest": digest,
+        }
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._client.aclose()

@@ -1,0 +1,126 @@
+"""OpenAI-compatible backend: POST {base_url}/chat/completions (vLLM, llama.cpp server, LM Studio, ...)."""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from typing import Any
+
+import httpx
+
+from runner.config import BackendConfig, ModelConfig
+from runner.generation.backends.base import BackendError, Generation, GenerationOptions
+from runner.generation.backends.http_errors import error_detail, status_error, transport_error
+from runner.generation.backends.retry import with_retries
+
+DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
+UNREACHABLE_HINT = "is the OpenAI-compatible server running? start it or set backend.base_url"
+_MODEL_NOT_FOUND = re.compile(r"model.*(not found|does not exist)", re.IGNORECASE)
+
+
+class OpenAIBackend:
+    """Talks to any server that implements /chat/completions and /models; non-streaming."""
+
+    def __init__(self, backend: BackendConfig, model: ModelConfig) -> None:
+        self.base_url = (backend.base_url or DEFAULT_BASE_URL).rstrip("/")
+        self.model_id = model.id
+        self.max_retries = backend.max_retries
+        self.backoff_s = backend.retry_backoff_s
+        self._server_header = ""
+        headers = {}
+        key = os.environ.get(backend.api_key_env, "") if backend.api_key_env else ""
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        self._client = httpx.AsyncClient(
+            base_url=self.base_url, timeout=httpx.Timeout(backend.timeout_s), headers=headers
+        )
+
+    def request_body(self, messages: list[dict[str, str]], options: GenerationOptions) -> dict[str, Any]:
+        """The /chat/completions body. num_ctx, think and keep_alive have no OpenAI equivalent."""
+        body: dict[str, Any] = {
+            "model": self.model_id,
+            "messages": messages,
+            "max_tokens": options.num_predict,
+            "temperature": options.temperature,
+            "top_p": options.top_p,
+            "stream": False,
+        }
+        if options.seed is not None:
+            body["seed"] = options.seed
+        if options.stop:
+            body["stop"] = list(options.stop)
+        return body
+
+    async def generate(self, messages: list[dict[str, str]], options: GenerationOptions) -> Generation:
+        """One chat completion; transient failures are retried up to backend.max_retries."""
+        body = self.request_body(messages, options)
+        return await with_retries(
+            lambda: self._complete_once(body), max_retries=self.max_retries, backoff_s=self.backoff_s
+        )
+
+    async def _complete_once(self, body: dict[str, Any]) -> Generation:
+        start = time.perf_counter()
+        data = await self._request("POST", "/chat/completions", json=body)
+        duration = time.perf_counter() - start
+        choices = data.get("choices")
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise BackendError("error_body", f"the server's answer has no choices: {str(data)[:300]}")
+        choice = choices[0]
+        message = choice.get("message") or {}
+        usage = data.get("usage") or {}
+        return Generation(
+            text=str(message.get("content") or ""),
+            finish_reason=str(choice.get("finish_reason") or "unknown"),
+            prompt_tokens=int(usage.get("prompt_tokens") or 0),
+            completion_tokens=int(usage.get("completion_tokens") or 0),
+            duration_s=duration,
+            raw=data,
+        )
+
+    async def _request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
+        try:
+            resp = await self._client.request(method, path, **kwargs)
+        except httpx.HTTPError as exc:
+            raise transport_error(exc, base_url=self.base_url, hint=UNREACHABLE_HINT) from exc
+        self._server_header = resp.headers.get("server", "")
+        if resp.status_code != 200:
+            detail = error_detail(resp.content)
+            if resp.status_code == 404 and _MODEL_NOT_FOUND.search(detail):
+                raise self._model_missing(detail)
+            raise status_error(resp.status_code, detail, what=f"{method} {self.base_url}{path}")
+        try:
+            data = resp.json()
+        except ValueError as exc:
+            raise BackendError(
+                "error_body", f"{method} {self.base_url}{path} did not return JSON: {resp.text[:200]!r}"
+            ) from exc
+        if not isinstance(data, dict):
+            raise BackendError("error_body", f"{method} {self.base_url}{path} returned {str(data)[:200]}")
+        if data.get("error"):
+            raise BackendError("error_body", f"{method} {self.base_url}{path} reported: {error_detail(resp.text)}")
+        return data
+
+    def _model_missing(self, detail: str) -> BackendError:
+        return BackendError(
+            "model_missing",
+            f"model {self.model_id!r} is not served at {self.base_url}: {detail}; fix model.id",
+        )
+
+    async def describe(self) -> dict[str, str]:
+        """Checks that the server lists model.id under /models; model_missing names the ids it has."""
+        data = await self._request("GET", "/models")
+        ids = [str(entry.get("id")) for entry in data.get("data") or [] if isinstance(entry, dict)]
+        if self.model_id not in ids:
+            available = ", ".join(ids) if ids else "none"
+            raise self._model_missing(f"the server lists {available}")
+        return {
+            "backend": "openai",
+            "server_version": self._server_header or "unknown",
+            "model": self.model_id,
+            "model_digest": "unknown",
+        }
+
+    async def aclose(self) -> None:
+        """Close the HTTP connection pool."""
+        await self._client.aclose()

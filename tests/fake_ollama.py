@@ -1,0 +1,193 @@
+"""A real loopback HTTP server that speaks enough of the Ollama API to test the ollama backend.
+
+It listens on 127.0.0.1 on a free port, in a thread. /api/chat streams NDJSON; what the next chat
+requests do is scripted with `queue(...)` (one behaviour per request, then "ok"):
+
+  ok           stream an answer; the final line echoes the request body under "echo"
+  400 500 503  that HTTP status with an Ollama-style {"error": ...} body
+  cut          two chunks, then the connection closes (close-delimited body, no `done`)
+  cut_chunked  two chunks, then the connection closes in the middle of the chunked body
+  error_line   two chunks, then an {"error": ...} line
+  slow         sleep `slow_s` seconds, then answer
+A chat with think=true for a model in `no_think` gets 400 "does not support thinking".
+A chat for a model not in `models` gets 404 {"error": "model 'x' not found"}, as Ollama does.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+REPLY = ["def", " add", "(a,", " b):", "\n", "    return", " a", " +", " b"]
+
+
+class LoopbackServer:
+    """A ThreadingHTTPServer on 127.0.0.1:<free port> whose handler calls `self.handle(handler)`."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []  # {"path", "body", "headers"} of every request
+        self.behaviours: list[str] = []
+        self.slow_s = 2.0
+        self._lock = threading.Lock()
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                outer._dispatch(self, None)
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(length) if length else b""
+                outer._dispatch(self, json.loads(raw) if raw else None)
+
+        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._httpd.daemon_threads = True
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> LoopbackServer:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+
+    def queue(self, *behaviours: str) -> None:
+        """Script the next requests to the generation endpoint."""
+        with self._lock:
+            self.behaviours.extend(behaviours)
+
+    def next_behaviour(self) -> str:
+        with self._lock:
+            return self.behaviours.pop(0) if self.behaviours else "ok"
+
+    def paths(self) -> list[str]:
+        return [r["path"] for r in self.requests]
+
+    def _dispatch(self, h: BaseHTTPRequestHandler, body: Any) -> None:
+        with self._lock:
+            self.requests.append({"path": h.path, "body": body, "headers": dict(h.headers)})
+        try:
+            self.handle(h, body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout tests)
+
+    def handle(self, h: BaseHTTPRequestHandler, body: Any) -> None:
+        raise NotImplementedError
+
+    @staticmethod
+    def send_json(h: BaseHTTPRequestHandler, status: int, data: Any) -> None:
+        payload = json.dumps(data).encode()
+        h.send_response(status)
+        h.send_header("Content-Type", "application/json")
+        h.send_header("Content-Length", str(len(payload)))
+        h.end_headers()
+        h.wfile.write(payload)
+
+
+class FakeOllama(LoopbackServer):
+    """The fake Ollama server; `models` maps model name to its digest."""
+
+    def __init__(self, models: dict[str, str] | None = None) -> None:
+        super().__init__()
+        self.version = "0.9.9-fake"
+        self.models = models if models is not None else {"gemma3:4b": "ab" * 32}
+        self.no_think: set[str] = set()  # models that answer think=true with 400, as Ollama does
+
+    def known(self, name: str) -> bool:
+        """Ollama's lookup: a name without a tag means `:latest`."""
+        return name in self.models or f"{name}:latest" in self.models
+
+    def chat_bodies(self) -> list[dict[str, Any]]:
+        return [r["body"] for r in self.requests if r["path"] == "/api/chat"]
+
+    def handle(self, h: BaseHTTPRequestHandler, body: Any) -> None:
+        if h.path == "/api/version":
+            self.send_json(h, 200, {"version": self.version})
+        elif h.path == "/api/tags":
+            models = [{"name": n, "model": n, "digest": d, "size": 1} for n, d in self.models.items()]
+            self.send_json(h, 200, {"models": models})
+        elif h.path == "/api/show":
+            if self.known(body.get("model", "")):
+                self.send_json(h, 200, {"modelfile": "FROM x", "details": {"family": "fake"}})
+            else:
+                self.send_json(h, 404, {"error": f"model '{body.get('model')}' not found"})
+        elif h.path == "/api/chat":
+            self._chat(h, body)
+        else:
+            self.send_json(h, 404, {"error": "404 page not found"})
+
+    def _chat(self, h: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        behaviour = self.next_behaviour()
+        if not self.known(body.get("model", "")):
+            self.send_json(h, 404, {"error": f"model '{body.get('model')}' not found"})
+            return
+        if body.get("think") and body["model"] in self.no_think:
+            self.send_json(h, 400, {"error": f'"{body["model"]}" does not support thinking'})
+            return
+        if behaviour in ("400", "500", "503"):
+            messages = {"400": "invalid options", "500": "llama runner process has terminated",
+                        "503": "server busy, please try again.  maximum pending requests exceeded"}  # fmt: skip
+            self.send_json(h, int(behaviour), {"error": messages[behaviour]})
+            return
+        if behaviour == "slow":
+            time.sleep(self.slow_s)
+        options = body.get("options") or {}
+        pieces = REPLY[: options.get("num_predict", len(REPLY))]
+        lines = []
+        if body.get("think"):
+            lines.append({"message": {"role": "assistant", "content": "", "thinking": "Let me think."}, "done": False})
+        lines += [{"message": {"role": "assistant", "content": p}, "done": False} for p in pieces]
+        prompt_words = sum(len(m["content"].split()) for m in body["messages"])
+        final = {
+            "message": {"role": "assistant", "content": ""},
+            "done": True,
+            "done_reason": "length" if len(pieces) < len(REPLY) else "stop",
+            "prompt_eval_count": prompt_words,
+            "eval_count": len(pieces),
+            "echo": body,
+        }
+        if behaviour == "cut":
+            h.send_response(200)
+            h.send_header("Content-Type", "application/x-ndjson")
+            h.send_header("Connection", "close")
+            h.end_headers()
+            h.wfile.write(b"".join(json.dumps(x).encode() + b"\n" for x in lines[:2]))
+            h.close_connection = True
+            return
+        h.send_response(200)
+        h.send_header("Content-Type", "application/x-ndjson")
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        if behaviour == "cut_chunked":
+            for x in lines[:2]:
+                self._chunk(h, json.dumps(x).encode() + b"\n")
+            h.wfile.write(b'40\r\n{"message"')  # a chunk promised 64 bytes; the connection dies
+            h.wfile.flush()
+            h.close_connection = True
+            return
+        if behaviour == "error_line":
+            lines = [*lines[:2], {"error": "an error was encountered while running the model: unexpected EOF"}]
+        else:
+            lines.append(final)
+        for x in lines:
+            self._chunk(h, json.dumps(x).encode() + b"\n")
+        self._chunk(h, b"")
+
+    @staticmethod
+    def _chunk(h: BaseHTTPRequestHandler, data: bytes) -> None:
+        h.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+        h.wfile.flush()

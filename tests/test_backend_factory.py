@@ -1,0 +1,104 @@
+"""make_backend, BackendError and the retry loop."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from runner.config import BackendConfig, ModelConfig
+from runner.generation.backends import BACKENDS, BackendError, make_backend
+from runner.generation.backends.llamacpp import LlamaCppBackend
+from runner.generation.backends.ollama import OllamaBackend
+from runner.generation.backends.openai import OpenAIBackend
+from runner.generation.backends.retry import with_retries
+
+MODEL = ModelConfig(name="m", id="gemma3:4b")
+
+
+def test_unknown_backend_lists_valid_names():
+    with pytest.raises(BackendError) as info:
+        make_backend(BackendConfig(name="olama"), MODEL)
+    assert info.value.kind == "config" and not info.value.transient
+    assert "'olama'" in str(info.value)
+    for name in ("llamacpp", "ollama", "openai", "replay"):
+        assert name in str(info.value)
+    assert sorted(BACKENDS) == ["llamacpp", "ollama", "openai", "replay"]
+
+
+@pytest.mark.parametrize(
+    ("name", "cls"), [("ollama", OllamaBackend), ("openai", OpenAIBackend), ("llamacpp", LlamaCppBackend)]
+)
+def test_make_backend_builds_the_named_backend(name, cls):
+    backend = make_backend(BackendConfig(name=name), MODEL)
+    assert isinstance(backend, cls)
+    asyncio.run(backend.aclose())
+
+
+def test_llamacpp_zero_threads_means_all_cores(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 7)
+    assert make_backend(BackendConfig(name="llamacpp", n_threads=0), MODEL).n_threads == 7
+    assert make_backend(BackendConfig(name="llamacpp", n_threads=3), MODEL).n_threads == 3
+
+
+def test_backend_error_kind_is_checked():
+    with pytest.raises(ValueError):
+        BackendError("oops", "x")
+    err = BackendError("unavailable", "busy", transient=True)
+    assert (err.kind, err.transient, str(err)) == ("unavailable", True, "busy")
+
+
+class Flaky:
+    """Fails with the given errors, then returns "ok"."""
+
+    def __init__(self, *errors: BackendError) -> None:
+        self.errors = list(errors)
+        self.calls = 0
+
+    async def __call__(self) -> str:
+        self.calls += 1
+        if self.errors:
+            raise self.errors.pop(0)
+        return "ok"
+
+
+def retry(call, max_retries=3, backoff_s=1.0):
+    delays: list[float] = []
+
+    async def sleep(d: float) -> None:
+        delays.append(d)
+
+    result = asyncio.run(with_retries(call, max_retries=max_retries, backoff_s=backoff_s, sleep=sleep))
+    return result, delays
+
+
+def transient(kind: str = "server_error") -> BackendError:
+    return BackendError(kind, "boom", transient=True)
+
+
+def test_backoff_doubles_until_success():
+    call = Flaky(transient(), transient("timeout"), transient("unreachable"))
+    assert retry(call) == ("ok", [1.0, 2.0, 4.0])
+    assert call.calls == 4
+
+
+def test_gives_up_after_max_retries():
+    call = Flaky(*[transient() for _ in range(5)])
+    with pytest.raises(BackendError) as info:
+        retry(call, max_retries=2, backoff_s=0.5)
+    assert call.calls == 3
+    assert "gave up after 3 tries" in str(info.value) and info.value.kind == "server_error"
+
+
+def test_non_transient_raises_at_once():
+    call = Flaky(BackendError("bad_request", "no"))
+    with pytest.raises(BackendError) as info:
+        retry(call)
+    assert call.calls == 1 and str(info.value) == "no"
+
+
+def test_zero_retries_raises_the_original_error():
+    call = Flaky(transient())
+    with pytest.raises(BackendError) as info:
+        retry(call, max_retries=0)
+    assert call.calls == 1 and str(info.value) == "boom"
