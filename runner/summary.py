@@ -60,7 +60,7 @@ def summary_table(cfg, metrics: dict, rows: list[dict]) -> str:
     samples = sum(r["samples"] for r in rows)
     lines += ["", f"**Passed: {first}/{samples} first attempt, {final}/{samples} after repair.**"]
     for stage in ("first", "repair"):
-        key = f"pass@1_{stage}"
+        key = f"pass_at_1_{stage}"
         if key in metrics:
             low, high = metrics.get(f"{key}_ci_low"), metrics.get(f"{key}_ci_high")
             ci = f" ({cfg.scoring.ci_level:.0%} CI {low:.3f}–{high:.3f})" if low is not None else ""

@@ -31,6 +31,8 @@ class Outcome(StrEnum):
 class TestResult:
     """One pytest test. `status` is passed, failed, error, skipped, xfailed, xpassed or missing."""
 
+    __test__ = False  # not a pytest test class
+
     name: str
     status: str
     message: str = ""

@@ -1,0 +1,143 @@
+"""The judge: one candidate's code -> one Verdict (syntax, gate, signature, then the sandboxed suites).
+
+Also `feedback_for_repair`, the only text about a verdict that may reach a model: it is built from the
+visible suite and the syntax / gate / signature messages alone, never from hidden or property suites.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runner.config import GateConfig
+from runner.execution import candidate_guard
+from runner.execution.gate import check_gate
+from runner.execution.outcome import Outcome, SuiteResult, Verdict
+from runner.execution.signature import check_signature
+from runner.execution.suite_module import build_suite_module, suite_file_name
+from runner.tasks.model import SUITES, Task
+
+if TYPE_CHECKING:
+    from runner.execution.sandbox import SandboxJob, WorkerPool
+
+SEVERITY = (Outcome.HARNESS_ERROR, Outcome.RESOURCE_EXCEEDED, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FAILED)
+"""Per-suite outcomes, most severe first: the overall outcome of a run that did not pass."""
+
+_DETAIL_TESTS = 3
+_MESSAGE_CHARS = 300
+
+
+@functools.cache
+def candidate_guard_source() -> str:
+    """Source of runner/execution/candidate_guard.py, shipped into every sandbox job."""
+    return Path(candidate_guard.__file__).read_text(encoding="utf-8")
+
+
+def build_job(task: Task, code: str, suites: tuple[str, ...] = SUITES) -> SandboxJob:
+    """The sandbox job running `code` as the candidate against the task's requested suites."""
+    from runner.execution.sandbox import SandboxJob
+
+    files = {"candidate.py": code, "reference.py": task.reference, "candidate_guard.py": candidate_guard_source()}
+    order = []
+    for suite in suites:
+        if suite in task.suites:
+            files[suite_file_name(suite)] = build_suite_module(task, suite)
+            order.append((suite, suite_file_name(suite)))
+    return SandboxJob(files=files, suites=tuple(order))
+
+
+def _clip(text: str, limit: int = _MESSAGE_CHARS) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _suite_text(result: SuiteResult) -> str:
+    head = f"{result.suite}: {result.outcome.value}"
+    if result.detail and result.outcome is not Outcome.FAILED:  # a FAILED detail only lists the tests
+        head += f" ({_clip(result.detail)})"
+    failing = result.failing()
+    shown = [f"{t.name} {t.status}" + (f": {_clip(t.message)}" if t.message else "") for t in failing]
+    more = len(failing) - _DETAIL_TESTS
+    return "; ".join([head, *shown[:_DETAIL_TESTS]] + ([f"... and {more} more"] if more > 0 else []))
+
+
+def overall_outcome(results: dict[str, SuiteResult], expected: tuple[str, ...]) -> Outcome:
+    """PASSED only if every expected suite ran and passed; else the most severe suite outcome."""
+    if not expected or any(name not in results for name in expected):
+        return Outcome.HARNESS_ERROR
+    outcomes = {results[name].outcome for name in expected}
+    if outcomes == {Outcome.PASSED}:
+        return Outcome.PASSED
+    for outcome in SEVERITY:
+        if outcome in outcomes:
+            return outcome
+    return Outcome.HARNESS_ERROR  # an outcome a sandbox should never report for a suite
+
+
+def precheck(task: Task, code: str | None, gate: GateConfig) -> Verdict | None:
+    """The verdict found before running anything (no code, syntax, gate, signature), or None."""
+    if code is None or not code.strip():
+        return Verdict(Outcome.NO_CODE, detail="no code found in the response")
+    try:
+        ast.parse(code)
+    except SyntaxError as err:
+        return Verdict(Outcome.SYNTAX_ERROR, detail=f"line {err.lineno}: {err.msg}", line=err.lineno)
+    except ValueError as err:  # e.g. null bytes
+        return Verdict(Outcome.SYNTAX_ERROR, detail=str(err))
+    entry_points = (task.entry_point, *task.extra_entry_points)
+    violation = check_gate(code, gate, entry_points)
+    if violation is not None:
+        return Verdict(Outcome.POLICY_REJECTED, detail=str(violation), rule=violation.rule, line=violation.line)
+    for name in entry_points:
+        signature = task.signature if name == task.entry_point else ""
+        problem = check_signature(code, name, signature, task.reference)
+        if problem is not None:
+            return Verdict(Outcome.SIGNATURE_MISMATCH, detail=problem)
+    return None
+
+
+def judge(
+    task: Task, code: str | None, pool: WorkerPool, gate: GateConfig, suites: tuple[str, ...] = SUITES
+) -> Verdict:
+    """Judge one candidate: static checks first, then every requested suite the task has, sandboxed."""
+    early = precheck(task, code, gate)
+    if early is not None:
+        return early
+    job = build_job(task, code, suites)
+    expected = tuple(name for name, _ in job.suites)
+    result = pool.run(job)
+    outcome = overall_outcome(result.suites, expected)
+    ran = {name: result.suites[name] for name in expected if name in result.suites}
+    if outcome is Outcome.PASSED:
+        detail = ""
+    elif not expected:
+        detail = "the task has none of the requested suites: " + ", ".join(suites)
+    elif len(ran) < len(expected):
+        detail = "the sandbox reported no result for: " + ", ".join(n for n in expected if n not in ran)
+    else:
+        detail = "\n".join(_suite_text(r) for r in ran.values() if not r.passed)
+    isolation = dict(result.isolation or getattr(pool, "isolation", {}) or {})
+    return Verdict(outcome, suites=ran, detail=detail, isolation=isolation, duration_s=result.duration_s)
+
+
+def feedback_for_repair(verdict: Verdict, max_chars: int = 2000) -> str:
+    """What a repair prompt may show: static-check messages or the visible suite's results only."""
+    if verdict.outcome in (Outcome.NO_CODE, Outcome.SYNTAX_ERROR, Outcome.POLICY_REJECTED,
+                           Outcome.SIGNATURE_MISMATCH):  # fmt: skip
+        text = f"{verdict.outcome.value}: {verdict.detail}"
+    else:
+        visible = verdict.suites.get("visible")
+        if visible is None:
+            text = "The solution was not accepted. No visible tests are available for this task."
+        elif visible.passed:
+            text = "All visible tests passed, but the solution was not accepted."
+        else:
+            lines = [f"Visible tests: {visible.outcome.value}."]
+            for test in visible.failing():
+                lines.append(f"- {test.name} {test.status}" + (f": {_clip(test.message)}" if test.message else ""))
+            if not visible.failing() and visible.detail:
+                lines.append(_clip(visible.detail))
+            text = "\n".join(lines)
+    return text if len(text) <= max_chars else text[: max_chars - 3] + "..."

@@ -1,0 +1,405 @@
+"""Inside the confined child: run one suite with pytest in-process, report over a private pipe.
+
+The child is forked from a warm worker, so pytest, hypothesis and the stdlib are already imported.
+Per-test reports go to the trusted worker as soon as pytest produces them, as lines carrying the
+run's nonce on a pipe the candidate's stdout/stderr never touch; the worker decides the verdict.
+
+The candidate runs in this process, so nothing here is trusted after its import. What the child does
+to make forging hard and detectable:
+- the verdict channel keeps its own references to `os.write`/`os.getpid`/`json.dumps`, captured
+  before the candidate is imported, and only ever writes from the original child pid;
+- before collection it snapshots the functions, classes and code objects of pytest, pluggy,
+  hypothesis, candidate_guard, builtins and this module, the registered plugins and hook
+  implementations, and (when the candidate's module is about to execute) the suite module's
+  globals; after the session any difference is reported as tampering;
+- an audit hook, armed when the candidate's code starts executing, refuses (and reports) the
+  tools for reaching into the harness: gc object walks, ctypes, trace/profile hooks and swapping
+  a function's `__code__`, while candidate code is on the stack.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.util
+import json
+import os
+import sys
+import types
+
+import pytest
+
+from runner.execution.limits import Limits
+
+MESSAGE_CHARS = 1500
+MESSAGE_LINES = 12
+GUARDED_MODULES = (
+    "builtins", "os", "json", "pytest", "_pytest.runner", "_pytest.reports", "_pytest.python",
+    "_pytest.main", "_pytest.skipping", "_pytest.outcomes", "_pytest.fixtures", "_pytest.nodes",
+    "_pytest.mark.structures", "_pytest.assertion.rewrite", "_pytest.assertion.util", "_pytest.raises",
+    "_pytest.python_api", "_pytest.approx", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
+    "pluggy._result", "hypothesis", "hypothesis.core", "hypothesis.control", "hypothesis._settings",
+    "hypothesis.strategies", "_hypothesis_pytestplugin", "candidate_guard", __name__,
+)  # fmt: skip
+GUARDED_HOOKS = (
+    "pytest_runtest_protocol", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown",
+    "pytest_runtest_makereport", "pytest_runtest_logreport", "pytest_pyfunc_call", "pytest_runtestloop",
+    "pytest_make_collect_report", "pytest_collectreport", "pytest_collection_modifyitems",
+    "pytest_report_teststatus", "pytest_exception_interact", "pytest_pycollect_makeitem",
+    "pytest_generate_tests", "pytest_collection_finish", "pytest_sessionfinish",
+)  # fmt: skip
+DISABLED_PLUGINS = (
+    "cacheprovider", "terminal", "pastebin", "junitxml", "stepwise", "doctest", "debugging", "setuponly",
+    "setupplan", "unraisableexception", "threadexception", "faulthandler",
+)  # fmt: skip
+"""Not needed to run a suite; each one costs time per session (and some would write files)."""
+FLAGGED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace",
+                            "sys.setprofile", "sys.addaudithook"})  # fmt: skip
+
+
+class Channel:
+    """The verdict channel: one JSON message per line, prefixed with the run's nonce."""
+
+    def __init__(self, fd: int, nonce: str) -> None:
+        self._fd, self._nonce = fd, nonce
+        self._pid = os.getpid()
+        self._write, self._getpid, self._dumps = os.write, os.getpid, json.dumps
+
+    def send(self, message: dict) -> None:
+        """Send one message; a no-op in any process the candidate forked."""
+        if self._getpid() != self._pid:
+            return
+        data = (self._nonce + " " + self._dumps(message) + "\n").encode("utf-8", "replace")
+        while data:
+            data = data[self._write(self._fd, data) :]
+
+
+def _guarded_objects(modules: tuple[str, ...]) -> list[tuple]:
+    """(namespace, name, object, code object) for every function, class and method in the modules.
+
+    Stored as identities in live namespaces so that a later check is a cheap `is` comparison.
+    """
+    found: list[tuple] = []
+    for name in modules:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        found.append((sys.modules, name, module, None))
+        spaces = [vars(module)]
+        spaces += [vars(v) for v in vars(module).values() if isinstance(v, type) and v.__module__ == name]
+        for space in spaces:
+            for key, value in list(space.items()):
+                if isinstance(value, _WRAPPERS):
+                    value = value.__func__ if not isinstance(value, property) else value.fget
+                if isinstance(value, _GUARDED_TYPES):
+                    found.append((space, key, value, getattr(value, "__code__", None)))
+    return found
+
+
+_WRAPPERS = (classmethod, staticmethod, property)
+_GUARDED_TYPES = (types.FunctionType, types.BuiltinFunctionType, type)
+
+
+def _changed(snapshot: list[tuple]) -> list[str]:
+    changed = []
+    for space, key, value, code in snapshot:
+        now = space.get(key)
+        if isinstance(now, _WRAPPERS):
+            now = now.__func__ if not isinstance(now, property) else now.fget
+        if now is not value or (code is not None and getattr(now, "__code__", None) is not code):
+            owner = getattr(value, "__qualname__", "") if space is not sys.modules else ""
+            changed.append(f"{getattr(value, '__module__', '')}.{owner or key} was replaced")
+    return changed
+
+
+def _plugin_state(config: pytest.Config) -> dict[str, object]:
+    state: dict[str, object] = {"config.hook": config.hook, "pluginmanager": config.pluginmanager}
+    state["plugins"] = frozenset(id(p) for p in config.pluginmanager.get_plugins())
+    for hook in GUARDED_HOOKS:
+        caller = getattr(config.hook, hook, None)
+        if caller is not None:
+            state[f"hook {hook}"] = caller
+            impls = caller.get_hookimpls()
+            state[f"impls {hook}"] = tuple(
+                (id(i.plugin), i.function, getattr(i.function, "__code__", None)) for i in impls
+            )
+    return state
+
+
+class Integrity:
+    """Snapshots of what the candidate must not change, taken before it runs, checked after.
+
+    Module contents are captured before pytest starts and compared after it has finished (pytest's
+    own configure-time patches are undone by then); plugins and hook implementations are captured
+    at the start of collection and compared at the end of the session.
+    """
+
+    def __init__(self) -> None:
+        self.objects: list[tuple] = []
+        self.plugins: dict[str, object] = {}
+        self.suite_module: types.ModuleType | None = None
+        self.suite_globals: dict[str, object] = {}
+        self.found: list[str] = []
+
+    def capture_modules(self) -> None:
+        """Before pytest.main: the functions, classes and code of every guarded module."""
+        self.objects = _guarded_objects(GUARDED_MODULES)
+
+    def capture_plugins(self, config: pytest.Config) -> None:
+        """At the start of collection, before the suite module (and so the candidate) is imported."""
+        self.plugins = _plugin_state(config)
+
+    def capture_suite_globals(self, module: types.ModuleType | None) -> None:
+        """When the candidate is about to execute: the suite module's bindings so far."""
+        if module is not None:
+            self.suite_module = module
+            self.suite_globals = {k: v for k, v in vars(module).items() if not k.startswith("__")}
+
+    def check_session(self, config: pytest.Config) -> None:
+        """At the end of the session: plugins, hooks and the suite module's early bindings."""
+        if not self.plugins:
+            self.found.append("the collection hook never ran")
+        now = _plugin_state(config)
+        self.found += [f"pytest {key} changed" for key, value in self.plugins.items() if now.get(key) != value]
+        if self.suite_module is not None:
+            names = vars(self.suite_module)
+            self.found += [
+                f"suite global {k!r} was rebound" for k, v in self.suite_globals.items() if names.get(k) is not v
+            ]
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            self.found.append("a trace or profile function is installed")
+
+    def problems(self) -> list[str]:
+        """Everything found, including module contents compared now (after pytest.main)."""
+        if not self.objects:
+            return [*self.found, "module snapshot missing"]
+        return [*self.found, *_changed(self.objects), *_uses_reference()]
+
+
+def _uses_reference() -> list[str]:
+    """The candidate must not hand the reference solution back as its own."""
+    candidate, reference = sys.modules.get("candidate"), sys.modules.get("reference")
+    if candidate is None or reference is None:
+        return []
+    for value in list(vars(candidate).values()):
+        if value is reference or getattr(value, "__module__", None) == "reference":
+            return ["the candidate uses the reference solution"]
+    return []
+
+
+def _leaf_exceptions(exc: BaseException) -> list[BaseException]:
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in _leaf_exceptions(sub)]
+    return [exc]
+
+
+_EXAMPLE_HEADS = ("Falsifying example:", "Falsifying explicit example:", "Failing test case:")
+
+
+def falsifying_example(text: str) -> str | None:
+    """Hypothesis's shrunk example as one line, `Falsifying example: test_x(a=0, b=0)`, or None.
+
+    Hypothesis spreads the call over several lines and, depending on its version, heads it
+    "Falsifying example:" or "Failing test case:"; comments such as "# or any other generated
+    value" are dropped.
+    """
+    lines = text.splitlines()
+    for index, line in enumerate(lines):
+        head = next((h for h in _EXAMPLE_HEADS if h in line), None)
+        if head is None:
+            continue
+        parts = [line.split(head, 1)[1].strip()]
+        if parts[0].endswith("("):
+            for follow in lines[index + 1 :]:
+                part = follow.split("#", 1)[0].strip().lstrip("E").strip()
+                parts.append(part)
+                if part == ")":
+                    break
+        call = " ".join(p for p in parts if p).replace("( ", "(").replace(", )", ")").replace(" )", ")")
+        return f"Falsifying example: {call}"
+    return None
+
+
+def _message(excinfo: pytest.ExceptionInfo) -> str:
+    notes = [n for n in getattr(excinfo.value, "__notes__", None) or [] if isinstance(n, str)]
+    try:
+        text = excinfo.exconly()
+    except Exception as err:  # a hostile exception's __str__ may raise
+        text = f"{type(err).__name__} while describing the failure"
+    for note in notes:
+        text = text.replace("\n" + note, "")
+    message = "\n".join(text.splitlines()[:MESSAGE_LINES])
+    example = falsifying_example("\n".join([*notes, text]))
+    if example:
+        message += "\n" + example
+    return message[:MESSAGE_CHARS]
+
+
+def describe(excinfo: pytest.ExceptionInfo | None, candidate_path: str) -> dict:
+    """Plain facts about a failure that the trusted worker classifies."""
+    if excinfo is None:
+        return {}
+    value = excinfo.value
+    # pytest wraps a module's import failure in a CollectError raised `from` the original exception
+    while isinstance(value, pytest.Collector.CollectError) and value.__cause__ is not None:
+        value = value.__cause__
+    leaves = _leaf_exceptions(value)
+    in_candidate = False
+    tb = value.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == candidate_path:
+            in_candidate = True
+        tb = tb.tb_next
+    missing = [leaf.name for leaf in leaves if isinstance(leaf, ModuleNotFoundError)]
+    return {
+        "exc": [type(leaf).__name__ for leaf in leaves],
+        "errno": [getattr(leaf, "errno", None) for leaf in leaves if isinstance(leaf, OSError)],
+        "assertion": all(isinstance(leaf, (AssertionError, pytest.fail.Exception)) for leaf in leaves),
+        "missing_module": missing[0] if missing and isinstance(missing[0], str) else None,
+        "in_candidate": in_candidate,
+        "msg": _message(excinfo),
+    }
+
+
+class Collector:
+    """The pytest plugin whose reports are the only results the worker accepts."""
+
+    def __init__(self, channel: Channel, candidate_path: str, integrity: Integrity) -> None:
+        self.channel, self.candidate_path, self.integrity = channel, candidate_path, integrity
+        self.failures: dict[tuple[str, str], dict] = {}
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> None:
+        self.integrity.capture_plugins(session.config)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.integrity.check_session(session.config)
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_make_collect_report(self, collector):
+        report = yield
+        if report.outcome != "passed":
+            call = report.__dict__.get("call")
+            facts = describe(call.excinfo if call is not None else None, self.candidate_path)
+            if not facts:
+                facts = {"msg": str(report.longrepr)[:MESSAGE_CHARS]}
+            self.channel.send({"k": "collect", "id": report.nodeid, "outcome": report.outcome, **facts})
+        return report
+
+    def pytest_runtest_logstart(self, nodeid: str, location) -> None:
+        self.channel.send({"k": "start", "id": nodeid})
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_runtest_makereport(self, item, call):
+        report = yield
+        if call.excinfo is not None:
+            self.failures[(item.nodeid, call.when)] = describe(call.excinfo, self.candidate_path)
+        return report
+
+    def pytest_runtest_logreport(self, report) -> None:
+        facts = self.failures.pop((report.nodeid, report.when), {})
+        if report.outcome != "passed" and not facts:
+            facts = {"msg": str(report.longrepr)[:MESSAGE_CHARS]}
+        xfail = hasattr(report, "wasxfail")
+        message = {"k": "report", "id": report.nodeid, "when": report.when, "outcome": report.outcome}
+        self.channel.send({**message, "xfail": xfail, **facts})
+
+    def pytest_internalerror(self, excrepr, excinfo) -> None:
+        self.channel.send({"k": "internal", "msg": str(excrepr)[:MESSAGE_CHARS]})
+
+
+def install_audit_hook(channel: Channel, candidate_path: str, on_candidate_start) -> None:
+    """Arm on the candidate's first code execution; then refuse introspection from candidate code."""
+    state = {"armed": False, "busy": False}
+    getframe = sys._getframe
+
+    def candidate_on_stack() -> bool:
+        frame = getframe(2)
+        while frame is not None:
+            if frame.f_code.co_filename == candidate_path:
+                return True
+            frame = frame.f_back
+        return False
+
+    def hook(event: str, args: tuple) -> None:
+        if state["busy"]:
+            return
+        if not state["armed"]:
+            if event == "exec" and getattr(args[0], "co_filename", None) == candidate_path:
+                state["armed"] = True
+                on_candidate_start()
+            return
+        flagged = event in FLAGGED_EVENTS or event.startswith("ctypes.")
+        if not flagged and not (event == "object.__setattr__" and args[1] == "__code__"):
+            return
+        state["busy"] = True
+        try:
+            if candidate_on_stack():
+                channel.send({"k": "tamper", "why": f"candidate used {event}"})
+                raise RuntimeError(f"sandbox: {event} is not allowed")
+        finally:
+            state["busy"] = False
+
+    sys.addaudithook(hook)
+
+
+def pytest_args(test_path: str, rootdir: str, ini_path: str, basetemp: str) -> list[str]:
+    """Command line of the in-process pytest session for one suite file."""
+    args = [test_path, "-c", ini_path, "--rootdir", rootdir, f"--basetemp={basetemp}", "--noconftest", "-s"]
+    for plugin in DISABLED_PLUGINS:
+        args += ["-p", f"no:{plugin}"]
+    if importlib.util.find_spec("pytest_randomly") is not None:
+        args += ["-p", "no:randomly"]
+    return args + ["-p", "_hypothesis_pytestplugin", "-o", "assert=rewrite", "-W", "ignore::pytest.PytestWarning"]
+
+
+def load_candidate_guard(test_dir: str) -> None:
+    """Make `candidate_guard` importable before the candidate: the job's copy if it has one."""
+    path = os.path.join(test_dir, "candidate_guard.py")
+    if os.path.exists(path):
+        spec = importlib.util.spec_from_file_location("candidate_guard", path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["candidate_guard"] = module
+        spec.loader.exec_module(module)
+    else:
+        from runner.execution import candidate_guard
+
+        sys.modules["candidate_guard"] = candidate_guard
+
+
+def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, audit: bool = True) -> int:
+    """Run one suite file with pytest in this process; reports go to `channel`. Returns pytest's code.
+
+    `audit=False` is for the worker's warm-up run (an audit hook can never be removed again).
+    """
+    from runner.strength.hypothesis_profile import register_profile
+
+    test_dir = os.path.dirname(test_path)
+    candidate_path = os.path.join(test_dir, "candidate.py")
+    register_profile(limits.hypothesis_examples)
+    load_candidate_guard(test_dir)
+    integrity = Integrity()
+    collector = Collector(channel, candidate_path, integrity)
+
+    def on_candidate_start() -> None:
+        for module in list(sys.modules.values()):
+            if getattr(module, "__file__", None) == test_path:
+                integrity.capture_suite_globals(module)
+
+    if audit:
+        install_audit_hook(channel, candidate_path, on_candidate_start)
+    basetemp = os.path.join(os.getcwd(), "pt")
+    integrity.capture_modules()
+    code = int(pytest.main(pytest_args(test_path, test_dir, ini_path, basetemp), plugins=[collector]))
+    channel.send({"k": "done", "exit": code, "tamper": integrity.problems()[:20]})
+    return code
+
+
+def scrub_imported(test_dir: str) -> None:
+    """Forget modules loaded from `test_dir` (after the warm-up run in the long-lived worker)."""
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(test_dir + os.sep) or name == "candidate_guard":
+            del sys.modules[name]
+    sys.path[:] = [p for p in sys.path if not p.startswith(test_dir)]
+    builtins_dict = vars(builtins)
+    builtins_dict.pop("_", None)

@@ -1,0 +1,246 @@
+"""The sandboxed pytest harness: a pool of warm workers that run a candidate's suites in confinement.
+
+`WorkerPool.run(job)` writes the job's files into a fresh directory the candidate cannot change,
+runs each suite in a forked, confined child of a warm worker and returns one `SuiteResult` per suite,
+judged by the trusted worker from a verdict channel the candidate cannot forge by ordinary means
+(see runner.execution.pytest_child and runner.execution.worker). What isolation was actually in
+force is part of every result.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import queue
+import struct
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.execution.limits import Limits
+from runner.execution.outcome import Outcome, SuiteResult
+
+__all__ = ["Limits", "SandboxJob", "SandboxResult", "WorkerPool", "WorkerDied"]
+
+_STARTUP_TIMEOUT_S = 120.0
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+@dataclass(frozen=True)
+class SandboxJob:
+    """One candidate's run: files written into its fresh directory, and the suites to run in order.
+
+    `files` maps a plain file name (no directories) to its source, e.g. candidate.py, reference.py,
+    test_visible.py; `suites` holds (suite name, test file name) pairs.
+    """
+
+    files: dict[str, str]
+    suites: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True)
+class SandboxResult:
+    """The judged suites of one job, the isolation actually in force, the capped output, the time taken."""
+
+    suites: dict[str, SuiteResult]
+    isolation: dict[str, bool]
+    output: str
+    duration_s: float
+
+
+def read_frame(stream) -> object | None:
+    """One length-prefixed pickle from a binary stream (pool <-> worker), or None at end of stream."""
+    header = stream.read(8)
+    if len(header) < 8:
+        return None
+    (size,) = struct.unpack("!Q", header)
+    return pickle.loads(stream.read(size))
+
+
+def write_frame(stream, value: object) -> None:
+    """Write one length-prefixed pickle and flush."""
+    data = pickle.dumps(value)
+    stream.write(struct.pack("!Q", len(data)) + data)
+    stream.flush()
+
+
+class WorkerDied(RuntimeError):
+    """A worker process ended or stopped answering."""
+
+
+def _worker_env() -> dict[str, str]:
+    # The worker is trusted but still gets no secrets; PYTHONHASHSEED fixes set/dict-of-str order
+    # in every forked child (the variable cannot change the seed of an already running interpreter).
+    env = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "PYTHONHASHSEED": "0",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
+        "PYTHONPATH": _PACKAGE_ROOT,
+    }
+    if "HOME" in os.environ:
+        env["HOME"] = os.environ["HOME"]
+    return env
+
+
+class _Worker:
+    """The pool's handle on one worker process."""
+
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.proc = subprocess.Popen(
+            [sys.executable, "-P", "-m", "runner.execution.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            env=_worker_env(),
+            cwd="/",
+        )
+        write_frame(self.proc.stdin, limits)
+        self.hello: dict | None = None
+
+    def wait_ready(self) -> dict:
+        """Block until the worker has warmed up; its hello says which isolation is in force."""
+        if self.hello is None:
+            hello = self._read(_STARTUP_TIMEOUT_S)
+            if not isinstance(hello, dict) or not hello.get("ready"):
+                self.kill()
+                raise WorkerDied(f"worker failed to start: {hello!r}")
+            self.hello = hello
+        return self.hello
+
+    def _read(self, timeout: float):
+        box: list = []
+        reader = threading.Thread(target=lambda: box.append(self._safe_read()), daemon=True)
+        reader.start()
+        reader.join(timeout)
+        if reader.is_alive():
+            self.kill()
+            reader.join()
+            raise WorkerDied(f"worker gave no answer within {timeout:g} s")
+        if not box or box[0] is None:
+            raise WorkerDied(f"worker exited (code {self.proc.poll()})")
+        return box[0]
+
+    def _safe_read(self):
+        try:
+            return read_frame(self.proc.stdout)
+        except (OSError, EOFError, ValueError):
+            return None
+
+    def call(self, job: SandboxJob):
+        """Send one job and wait for its result."""
+        self.wait_ready()
+        try:
+            write_frame(self.proc.stdin, (dict(job.files), tuple(tuple(s) for s in job.suites)))
+        except (BrokenPipeError, OSError) as err:
+            raise WorkerDied(f"worker is gone: {err}") from err
+        # Generous upper bound: every suite may run to its timeout, plus clean-up.
+        budget = len(job.suites) * (self.limits.timeout_s + 10.0) + 30.0
+        return self._read(budget)
+
+    def kill(self) -> None:
+        """Stop the worker process at once."""
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+    def close(self) -> None:
+        """Ask the worker to finish (end of its input), then make sure it has."""
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=10)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        self.kill()
+        self.proc.stdout.close()
+
+
+def _close_all(workers: list[_Worker]) -> None:
+    for worker in workers:
+        worker.close()
+
+
+class WorkerPool:
+    """A fixed number of warm worker processes; `run` is blocking and thread-safe.
+
+    A worker that dies is replaced; the job it was running is retried once on the replacement and
+    otherwise reported as HARNESS_ERROR for every suite.
+    """
+
+    def __init__(self, workers: int = 2, limits: Limits = Limits()) -> None:  # noqa: B008 (frozen, shared safely)
+        if workers < 1:
+            raise ValueError("workers must be at least 1")
+        self.limits = limits
+        self._lock = threading.Lock()
+        self._all: list[_Worker] = [_Worker(limits) for _ in range(workers)]
+        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._closed = False
+        self._finalizer = weakref.finalize(self, _close_all, self._all)
+        try:
+            hellos = [w.wait_ready() for w in self._all]
+        except WorkerDied:
+            self.close()
+            raise
+        self._isolation = _all_true(h["isolation"] for h in hellos)
+        for worker in self._all:
+            self._idle.put(worker)
+
+    @property
+    def isolation(self) -> dict[str, bool]:
+        """Protections in force for every sandboxed child of this pool (probed at start-up)."""
+        return dict(self._isolation)
+
+    def run(self, job: SandboxJob) -> SandboxResult:
+        """Run the job's suites in one worker and return the judged result."""
+        if self._closed:
+            raise RuntimeError("the worker pool is closed")
+        start = time.monotonic()
+        worker = self._idle.get()
+        try:
+            for attempt in range(2):
+                try:
+                    suites, isolation, output, duration = worker.call(job)
+                    return SandboxResult(suites, isolation, output, duration)
+                except WorkerDied as err:
+                    worker = self._replace(worker)
+                    if attempt == 1:
+                        return self._harness_error(job, f"the sandbox worker died twice: {err}", start)
+        finally:
+            self._idle.put(worker)
+        raise AssertionError("unreachable")
+
+    def _replace(self, dead: _Worker) -> _Worker:
+        dead.kill()
+        fresh = _Worker(self.limits)
+        with self._lock:
+            self._all[self._all.index(dead)] = fresh
+        fresh.wait_ready()
+        return fresh
+
+    def _harness_error(self, job: SandboxJob, detail: str, start: float) -> SandboxResult:
+        suites = {name: SuiteResult(name, Outcome.HARNESS_ERROR, (), detail) for name, _ in job.suites}
+        return SandboxResult(suites, self.isolation, "", time.monotonic() - start)
+
+    def close(self) -> None:
+        """Stop every worker. Also called when the pool is used as a context manager."""
+        self._closed = True
+        self._finalizer()
+
+    def __enter__(self) -> WorkerPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def _all_true(dicts) -> dict[str, bool]:
+    merged: dict[str, bool] = {}
+    for d in dicts:
+        for key, value in d.items():
+            merged[key] = merged.get(key, True) and bool(value)
+    return merged

@@ -1,0 +1,577 @@
+"""The warm worker: a long-lived trusted process that forks one confined child per suite run.
+
+Started by `WorkerPool` as `python -P -m runner.execution.worker`. It imports pytest, hypothesis
+and a generous set of stdlib modules once (and warms them up with a real pytest session), leases
+its own sandbox uid, then serves jobs read from stdin (length-prefixed pickles; replies on the
+original stdout). For each suite it writes nothing the child can change, forks, supervises the
+child (wall-clock timeout, output cap), kills everything the child left behind and judges the
+suite from the verdict channel alone (see `verdict_for`).
+"""
+
+from __future__ import annotations
+
+import ast
+import gc
+import importlib
+import os
+import pickle
+import re
+import secrets
+import select
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner.execution import isolation, pytest_child
+from runner.execution.limits import Limits
+from runner.execution.outcome import Outcome, SuiteResult, TestResult
+from runner.execution.sandbox import read_frame, write_frame
+
+PRELOAD = (
+    "abc", "array", "ast", "base64", "binascii", "bisect", "calendar", "cmath", "codecs", "collections",
+    "collections.abc", "concurrent.futures", "contextlib", "copy", "csv", "ctypes", "dataclasses",
+    "datetime", "decimal", "difflib", "dis", "enum", "errno", "fnmatch", "fractions", "functools", "gc",
+    "glob", "graphlib", "hashlib", "heapq", "hmac", "html", "inspect", "io", "itertools", "json",
+    "keyword", "linecache", "locale", "math", "numbers", "operator", "pathlib", "pprint", "queue",
+    "random", "re", "secrets", "select", "shutil", "signal", "socket", "statistics", "string", "struct",
+    "subprocess", "tempfile", "textwrap", "threading", "time", "tokenize", "traceback", "types",
+    "typing", "unicodedata", "unittest", "unittest.mock", "uuid", "warnings", "weakref", "zlib",
+    "zoneinfo", "encodings.idna", "encodings.ascii", "encodings.latin_1",
+)  # fmt: skip
+PRELOAD_SKIP = ("hypothesis.extra.", "provider_conformance", "__main__")
+"""Optional-dependency and slow tool modules of hypothesis (pytest and hypothesis import what they use)."""
+STDLIB_GATE = Path(__file__).resolve().parents[2] / "conf" / "gate" / "stdlib.yaml"
+WARMUP_SUITE = """
+import collections, heapq, math
+import pytest
+from hypothesis import given, settings, strategies as st
+from candidate import add
+
+def test_pass():
+    assert add(1, 2) == 3 and heapq.nsmallest(1, [3, 1]) == [1] and pytest.approx(0.3) == 0.1 + 0.2
+
+@pytest.mark.parametrize("a", [1, 2])
+def test_param(a, tmp_path, capsys, monkeypatch):
+    print(a)
+    with pytest.raises(ZeroDivisionError):
+        1 / 0
+    assert collections.Counter("aab")["a"] == 2
+
+def test_fail():
+    assert {"a": [1, 2]} == {"a": [1, 3]}
+
+def test_error():
+    raise KeyError("x")
+
+@given(st.lists(st.integers()), st.text(), st.dictionaries(st.integers(), st.floats()))
+def test_property(xs, s, d):
+    assert add(sum(xs), 0) == sum(xs)
+
+@given(st.integers(), st.tuples(st.booleans(), st.sets(st.integers())))
+def test_property_fails(x, t):
+    assert x < 5
+
+def test_skip():
+    pytest.skip("no")
+
+@pytest.mark.xfail(strict=False)
+def test_xfail():
+    assert False
+
+class TestClass:
+    def test_method(self):
+        with pytest.warns(UserWarning):
+            import warnings
+            warnings.warn("w")
+"""
+
+
+@dataclass
+class RunFacts:
+    """What the trusted side observed of one suite run."""
+
+    messages: list[dict] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    output_exceeded: bool = False
+    status: int | None = None
+    output: bytes = b""
+    leftovers: bool = False
+
+
+# ---------------------------------------------------------------- expected tests (trusted, from the AST)
+
+
+def expected_tests(source: str) -> list[str]:
+    """Names of the tests a suite file defines: top-level `test_*` and `Test*` classes' `test_*` methods."""
+    names = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            for member in node.body:
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name.startswith("test"):
+                    names.append(f"{node.name}::{member.name}")
+    return names
+
+
+# ---------------------------------------------------------------- judging one suite from the channel
+
+
+def _test_status(phases: dict, timed_out: bool) -> tuple[str, str]:
+    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+    if setup is not None and setup["outcome"] == "failed":
+        return "error", setup.get("msg", "")
+    if setup is not None and setup["outcome"] == "skipped":
+        return ("xfailed" if setup.get("xfail") else "skipped"), setup.get("msg", "")
+    if call is None:
+        return ("timeout" if timed_out else "error"), "the run stopped during this test"
+    if call["outcome"] == "passed":
+        status, message = ("xpassed" if call.get("xfail") else "passed"), ""
+    elif call["outcome"] == "skipped":
+        status, message = ("xfailed" if call.get("xfail") else "skipped"), call.get("msg", "")
+    else:
+        status, message = ("failed" if call.get("assertion") else "error"), call.get("msg", "")
+    if status == "passed" and (teardown is None or teardown["outcome"] != "passed"):
+        status = "error"
+        message = teardown.get("msg", "") if teardown else "the run stopped before this test's teardown"
+    return status, message
+
+
+def _resource_cause(facts: RunFacts, failures: list[dict], limits: Limits) -> str | None:
+    if facts.output_exceeded:
+        return f"output exceeded {limits.max_output_kb} KB"
+    if facts.status is not None and os.WIFSIGNALED(facts.status):
+        if os.WTERMSIG(facts.status) == signal.SIGXFSZ:
+            return f"file size limit exceeded ({limits.max_file_mb} MB)"
+    for failure in failures:
+        errnos = failure.get("errno") or []
+        if "MemoryError" in (failure.get("exc") or []):
+            return f"memory limit exceeded ({limits.memory_mb} MB above baseline)"
+        if 24 in errnos or 23 in errnos:
+            return f"open files limit exceeded ({limits.max_open_files})"
+        if 27 in errnos:
+            return f"file size limit exceeded ({limits.max_file_mb} MB)"
+        if 11 in errnos and "BlockingIOError" in (failure.get("exc") or []):
+            return f"process limit exceeded ({limits.max_processes})"
+    return None
+
+
+def _exit_text(status: int | None) -> str:
+    if status is None:
+        return "no exit status"
+    if os.WIFSIGNALED(status):
+        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit code {os.WEXITSTATUS(status)}"
+
+
+def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits) -> SuiteResult:
+    """Judge one suite run from the trusted observations only (channel messages, exit status)."""
+    tamper = list(facts.violations)
+    phases: dict[str, dict] = {}
+    started: list[str] = []
+    collect_errors, internal, done = [], [], None
+    for message in facts.messages:
+        kind = message.get("k")
+        if kind == "report":
+            slot = phases.setdefault(message["id"], {})
+            if message["when"] in slot:
+                tamper.append(f"duplicate {message['when']} report for {message['id']}")
+            slot[message["when"]] = message
+        elif kind == "start":
+            started.append(message["id"])
+        elif kind == "collect":
+            collect_errors.append(message)
+        elif kind == "tamper":
+            tamper.append(message.get("why", "unspecified"))
+        elif kind == "internal":
+            internal.append(message.get("msg", ""))
+        elif kind == "done":
+            if done is not None:
+                tamper.append("two end-of-session messages")
+            done = message
+            tamper += [f"{p}" for p in message.get("tamper", [])]
+    for nodeid in started:
+        phases.setdefault(nodeid, {})
+
+    tests, seen = [], set()
+    for nodeid, by_phase in phases.items():
+        name = nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
+        status, message = _test_status(by_phase, facts.timed_out)
+        seen.add(name.split("[", 1)[0])
+        tests.append(TestResult(name, status, message))
+    tests += [TestResult(name, "missing", "no result: the test did not run") for name in expected if name not in seen]
+    tests_t = tuple(tests)
+
+    def result(outcome: Outcome, detail: str) -> SuiteResult:
+        return SuiteResult(suite, outcome, tests_t, detail)
+
+    if tamper:
+        return result(Outcome.ERROR, "tampering detected: " + "; ".join(dict.fromkeys(tamper))[:1000])
+    # A resource failure reported before a timeout is usually its cause (a fork bomb starves the CPU).
+    failures = collect_errors + [p for by in phases.values() for p in by.values() if p["outcome"] != "passed"]
+    cause = _resource_cause(facts, failures, limits)
+    if cause:
+        return result(Outcome.RESOURCE_EXCEEDED, cause)
+    signaled = facts.status is not None and os.WIFSIGNALED(facts.status)
+    if facts.timed_out or (signaled and os.WTERMSIG(facts.status) == signal.SIGXCPU):
+        limit = f"{limits.timeout_s:g} s wall clock" if facts.timed_out else f"{limits.cpu_s:g} s CPU"
+        return result(Outcome.TIMEOUT, f"time limit exceeded ({limit})")
+    for error in collect_errors:
+        module = error.get("missing_module")
+        if module and module != "candidate" and not module.startswith("candidate.") and not error.get("in_candidate"):
+            return result(Outcome.HARNESS_ERROR, f"test-only module missing: {module}")
+    if collect_errors:
+        return result(Outcome.ERROR, "the suite could not be collected: " + collect_errors[0].get("msg", ""))
+    if internal:
+        return result(Outcome.ERROR, "pytest internal error: " + internal[0][:500])
+    if done is None:
+        return result(Outcome.ERROR, f"the run ended before pytest finished ({_exit_text(facts.status)})")
+    if facts.leftovers:
+        return result(Outcome.ERROR, "processes of the sandbox could not be killed")
+    statuses = {t.status for t in tests_t}
+    if not tests_t:
+        return result(Outcome.ERROR, "no tests ran")
+    if statuses == {"passed"}:
+        return result(Outcome.PASSED, "")
+    bad = [t for t in tests_t if t.status != "passed"]
+    summary = f"{len(bad)} of {len(tests_t)} tests not passed: " + ", ".join(f"{t.name} {t.status}" for t in bad[:5])
+    if statuses <= {"passed", "failed"}:
+        return result(Outcome.FAILED, summary)
+    return result(Outcome.ERROR, summary)
+
+
+# ---------------------------------------------------------------- one suite run
+
+
+def _child(test_path: str, ini_path: str, scratch: str, slot, limits: Limits, res_w: int, out_w: int, nonce: str):
+    """In the forked child: plumb fds, confine, run pytest, exit. Never returns."""
+    try:
+        result_fd = os.dup(res_w)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(out_w, 2)
+        os.dup2(result_fd, 3)
+        os.closerange(4, 65536)  # nothing of the worker's protocol or lock files stays reachable
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        applied = isolation.confine(limits, slot, scratch)
+        channel = pytest_child.Channel(3, nonce)
+        channel.send({"k": "isolation", "applied": applied})
+        os.chdir(scratch)
+        sys.path[:] = [p for p in sys.path if p and p != "."]
+        pytest_child.run_suite(test_path, ini_path, channel, limits)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    except BaseException:
+        try:
+            traceback.print_exc()
+            sys.stderr.flush()
+        finally:
+            os._exit(70)
+
+
+def _parse_channel(data: bytes, nonce: str, facts: RunFacts) -> None:
+    prefix = nonce + " "
+    for raw in data.split(b"\n"):
+        if not raw:
+            continue
+        line = raw.decode("utf-8", "replace")
+        if not line.startswith(prefix):
+            facts.violations.append("an unauthenticated message on the verdict channel")
+            continue
+        try:
+            message = decode_message(line[len(prefix) :])
+        except ValueError:
+            facts.violations.append("a malformed message on the verdict channel")
+            continue
+        facts.messages.append(message)
+
+
+def decode_message(text: str) -> dict:
+    """Decode one channel message; it must be a JSON object with a string kind."""
+    import json
+
+    value = json.loads(text)
+    if not isinstance(value, dict) or not isinstance(value.get("k"), str):
+        raise ValueError("not a message")
+    if value["k"] in ("report", "start", "collect") and not isinstance(value.get("id"), str):
+        raise ValueError("message without a node id")
+    if value["k"] == "report" and value.get("when") not in ("setup", "call", "teardown"):
+        raise ValueError("report without a phase")
+    return value
+
+
+def _drain(fds: list[int], sinks: dict[int, bytearray], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    for fd in fds:
+        os.set_blocking(fd, False)
+    open_fds = list(fds)
+    while open_fds and time.monotonic() < deadline:
+        ready, _, _ = select.select(open_fds, [], [], max(0.0, deadline - time.monotonic()))
+        for fd in ready:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                open_fds.remove(fd)
+            else:
+                sinks[fd] += chunk
+
+
+def run_suite(test_path: str, ini_path: str, scratch: str, slot, limits: Limits) -> RunFacts:
+    """Fork a confined child for one suite file and supervise it to the end."""
+    facts = RunFacts()
+    nonce = secrets.token_hex(16)
+    res_r, res_w = os.pipe()
+    out_r, out_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(res_r)
+        os.close(out_r)
+        _child(test_path, ini_path, scratch, slot, limits, res_w, out_w, nonce)
+    os.close(res_w)
+    os.close(out_w)
+    pidfd = os.pidfd_open(pid)
+    cap = limits.max_output_kb * 1024
+    sinks = {res_r: bytearray(), out_r: bytearray()}
+    watched = [res_r, out_r, pidfd]
+    deadline = time.monotonic() + limits.timeout_s
+    while facts.status is None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            facts.timed_out = True
+            break
+        ready, _, _ = select.select(watched, [], [], remaining)
+        for fd in ready:
+            if fd == pidfd:
+                facts.status = os.waitpid(pid, 0)[1]
+                watched.remove(pidfd)
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                watched.remove(fd)
+            else:
+                sinks[fd] += chunk
+        if len(sinks[out_r]) > cap:
+            facts.output_exceeded = True
+            break
+        if len(sinks[res_r]) > 8 << 20:
+            facts.violations.append("the verdict channel was flooded")
+            break
+    if facts.status is None:
+        os.kill(pid, signal.SIGKILL)
+        facts.status = os.waitpid(pid, 0)[1]
+    facts.leftovers = not isolation.kill_everything(pid, slot)
+    _drain([res_r, out_r], sinks, 0.5)
+    os.close(pidfd)
+    os.close(res_r)
+    os.close(out_r)
+    _parse_channel(bytes(sinks[res_r]), nonce, facts)
+    facts.output = bytes(sinks[out_r][:cap])
+    return facts
+
+
+# ---------------------------------------------------------------- one job
+
+_SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+
+def _applied(facts: RunFacts) -> dict[str, bool]:
+    for message in facts.messages:
+        if message.get("k") == "isolation":
+            return {k: bool(v) for k, v in message.get("applied", {}).items()}
+    return {}
+
+
+def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, limits: Limits, base: dict):
+    """Run a job's suites in order. Returns (suite results, isolation in force, output, duration)."""
+    start = time.monotonic()
+    results: dict[str, SuiteResult] = {}
+    in_force: dict[str, bool] = dict(base)
+    outputs: list[str] = []
+    bad = [name for name in files if not _SAFE_NAME.fullmatch(name) or ".." in name]
+    root = tempfile.mkdtemp(prefix="runner-job-", dir=isolation.JOB_DIR_BASE)
+    try:
+        os.chmod(root, 0o755)
+        test_dir = os.path.join(root, "t")
+        os.mkdir(test_dir, 0o755)
+        ini_path = os.path.join(root, "pytest.ini")
+        _write_readonly(ini_path, "[pytest]\n")
+        for name, source in files.items():
+            if name not in bad:
+                _write_readonly(os.path.join(test_dir, name), source)
+        for index, (suite, test_file) in enumerate(suites):
+            if bad or test_file not in files:
+                problem = f"bad file names: {bad}" if bad else f"the job has no file {test_file!r}"
+                results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), problem)
+                continue
+            try:
+                expected = expected_tests(files[test_file])
+            except SyntaxError as err:
+                results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"suite file does not parse: {err}")
+                continue
+            scratch = os.path.join(root, f"w{index}")
+            os.mkdir(scratch, 0o700)
+            if limits.drop_privileges and isolation.is_root():
+                os.chown(scratch, slot.uid, slot.gid)
+            facts = run_suite(os.path.join(test_dir, test_file), ini_path, scratch, slot, limits)
+            results[suite] = verdict_for(suite, expected, facts, limits)
+            applied = _applied(facts)
+            for key in set(in_force) | set(applied):
+                in_force[key] = in_force.get(key, True) and applied.get(key, key in base)
+            if facts.output:
+                text = facts.output.decode("utf-8", "replace")
+                if facts.output_exceeded:
+                    text += f"\n[output capped at {limits.max_output_kb} KB]"
+                outputs.append(f"--- {suite} ---\n{text}")
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+        isolation.remove_scratch_files(slot)
+    return results, in_force, "\n".join(outputs), time.monotonic() - start
+
+
+def _write_readonly(path: str, text: str) -> None:
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.chmod(path, 0o444)
+
+
+# ---------------------------------------------------------------- start-up
+
+
+def preload() -> None:
+    """Import everything a sandboxed child may need: it cannot read /root once it drops its uid."""
+    names = list(PRELOAD)
+    try:
+        import yaml
+
+        names += yaml.safe_load(STDLIB_GATE.read_text()).get("allowed_imports", [])
+    except (OSError, ImportError, AttributeError):
+        pass
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    import hypothesis
+    import hypothesis.strategies  # noqa: F401
+
+    import runner.strength.hypothesis_profile  # noqa: F401
+    from runner.execution import candidate_guard  # noqa: F401
+
+    for name in _submodules(hypothesis):
+        try:
+            importlib.import_module(name)
+        except Exception:  # optional dependencies of some submodules are not installed
+            pass
+
+
+def _submodules(package) -> list[str]:
+    """Dotted names of a package's modules, from its directory (walk_packages would import extras)."""
+    root = Path(package.__file__).parent
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        name = ".".join((package.__name__, *parts))
+        if not any(skip in name for skip in PRELOAD_SKIP):
+            names.append(name)
+    return names
+
+
+def warm_up(limits: Limits) -> None:
+    """One real pytest session in this process, so that lazily imported modules are loaded now."""
+    root = tempfile.mkdtemp(prefix="runner-warmup-")
+    cwd = os.getcwd()
+    try:
+        test_dir = os.path.join(root, "t")
+        os.mkdir(test_dir)
+        for name, text in (("candidate.py", "def add(a, b):\n    return a + b\n"), ("test_w.py", WARMUP_SUITE)):
+            Path(test_dir, name).write_text(text)
+        Path(root, "pytest.ini").write_text("[pytest]\n")
+        os.chdir(root)
+        with open(os.devnull, "w") as sink:
+            saved = os.dup(1), os.dup(2)
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            try:
+                channel = pytest_child.Channel(sink.fileno(), "warmup")
+                pytest_child.run_suite(os.path.join(test_dir, "test_w.py"), os.path.join(root, "pytest.ini"),
+                                       channel, limits, audit=False)  # fmt: skip
+            finally:
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+                os.close(saved[0])
+                os.close(saved[1])
+        pytest_child.scrub_imported(test_dir)
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def probe(limits: Limits, slot) -> dict[str, bool]:
+    """Which protections a child actually gets here: fork one, confine it, ask."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            applied = isolation.confine(limits, slot, tempfile.gettempdir())
+            os.write(write_end, pickle.dumps(applied))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    data = b""
+    while chunk := os.read(read_end, 65536):
+        data += chunk
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    isolation.kill_everything(pid, slot)
+    return pickle.loads(data) if data else {}
+
+
+# ---------------------------------------------------------------- protocol with the pool
+
+
+def main() -> None:
+    """Worker entry point: serve jobs from stdin until it closes."""
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # stray prints must never reach the reply stream
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+    limits: Limits = read_frame(requests)
+    slot = isolation.lease_slot()
+    subreaper = isolation.become_subreaper()
+    isolation.kill_everything(None, slot)  # leftovers of a worker that died holding this slot
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    preload()
+    warm_up(limits)
+    gc.freeze()  # the warm heap is never collected again: pytest's gc.collect() calls stay cheap
+    base = {"process_group_kill": subreaper, "output_cap": True}
+    in_force = {**probe(limits, slot), **base}
+    write_frame(replies, {"ready": True, "slot": slot.index, "uid": slot.uid, "isolation": in_force})
+    while True:
+        job = read_frame(requests)
+        if job is None:
+            return
+        files, suites = job
+        write_frame(replies, run_job(files, suites, slot, limits, base))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,161 @@
+"""Gold check: every task's reference, run as the candidate (gate off), must pass all of its suites.
+
+A task whose reference fails is a task or environment defect, never a model failure. Statuses:
+ok, env_missing_module, env_import_error, no_tests_collected, test_failed, timeout, and otherwise
+the verdict's own outcome (resource_exceeded, harness_error, signature_mismatch, ...).
+
+    python -m runner.gold task_set=seed10 [out=FILE] [workers=N] [other Hydra overrides]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from runner.config import GateConfig
+from runner.execution.judge import judge
+from runner.execution.outcome import Outcome, Verdict
+from runner.tasks.model import Task
+
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+
+PIP_NAMES = {
+    "yaml": "PyYAML",
+    "sklearn": "scikit-learn",
+    "cv2": "opencv-python",
+    "PIL": "Pillow",
+    "bs4": "beautifulsoup4",
+    "dateutil": "python-dateutil",
+    "attr": "attrs",
+    "Crypto": "pycryptodome",
+    "skimage": "scikit-image",
+    "dotenv": "python-dotenv",
+}
+"""Import name -> pip distribution name, where they differ."""
+
+_MISSING = re.compile(r"No module named '([\w.]+)'|module missing: ([\w.]+)")
+_IMPORT_ERROR = re.compile(r"\bImportError\b|cannot import name")
+
+
+@dataclass(frozen=True)
+class GoldResult:
+    """One task's gold status; `modules` names missing modules (env_missing_module only)."""
+
+    task_id: str
+    status: str
+    detail: str = ""
+    modules: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def pip_name(module: str) -> str:
+    """The pip distribution that provides top-level `module` (itself unless known to differ)."""
+    top = module.split(".")[0]
+    return PIP_NAMES.get(top, top)
+
+
+def _texts(verdict: Verdict) -> list[str]:
+    texts = [verdict.detail]
+    for suite in verdict.suites.values():
+        texts.append(suite.detail)
+        texts.extend(t.message for t in suite.tests)
+    return texts
+
+
+def classify(task_id: str, verdict: Verdict) -> GoldResult:
+    """The gold status of a task from the verdict of its reference."""
+    if verdict.outcome is Outcome.PASSED:
+        return GoldResult(task_id, "ok")
+    texts = _texts(verdict)
+    found = {a or b for text in texts for a, b in _MISSING.findall(text)}
+    modules = tuple(sorted({m.split(".")[0] for m in found}))
+    if modules:
+        names = ", ".join(m if pip_name(m) == m else f"{m} (pip install {pip_name(m)})" for m in modules)
+        return GoldResult(task_id, "env_missing_module", f"missing module(s): {names}", modules)
+    if any(_IMPORT_ERROR.search(text) for text in texts):
+        return GoldResult(task_id, "env_import_error", verdict.detail)
+    empty = [name for name, s in verdict.suites.items() if not s.passed and not s.tests]
+    if empty and verdict.outcome is not Outcome.TIMEOUT:
+        if all("no tests" in verdict.suites[name].detail.lower() for name in empty):
+            return GoldResult(task_id, "no_tests_collected", "no tests collected in: " + ", ".join(empty))
+    if verdict.outcome is Outcome.TIMEOUT:
+        return GoldResult(task_id, "timeout", verdict.detail)
+    if verdict.outcome in (Outcome.FAILED, Outcome.ERROR):
+        return GoldResult(task_id, "test_failed", verdict.detail)
+    return GoldResult(task_id, verdict.outcome.value, verdict.detail)
+
+
+def gold_check(tasks: list[Task], pool, threads: int = 4) -> list[GoldResult]:
+    """Run each task's reference against all of its suites (gate off); results in task order."""
+    gate = GateConfig(name="off", enabled=False)
+
+    def one(task: Task) -> GoldResult:
+        return classify(task.id, judge(task, task.reference, pool, gate))
+
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
+        return list(executor.map(one, tasks))
+
+
+def split_args(argv: list[str], own: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
+    """Separate this command's own key=value options from the Hydra overrides."""
+    options, overrides = {}, []
+    for arg in argv:
+        key, sep, value = arg.partition("=")
+        if not sep:
+            raise SystemExit(f"expected key=value arguments, got {arg!r}")
+        if key in own:
+            options[key] = value
+        else:
+            overrides.append(arg)
+    return options, overrides
+
+
+def compose_config(overrides: list[str]):
+    """The experiment config from conf/ with Hydra overrides applied (schema-checked)."""
+    from hydra import compose, initialize_config_dir
+
+    from runner.config import register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
+        return compose(config_name="config", overrides=overrides)
+
+
+def _table(results: list[GoldResult]) -> str:
+    width = max([len(r.task_id) for r in results] + [7])
+    lines = [f"{'task_id':<{width}}  {'status':<20}  detail"]
+    for r in results:
+        detail = r.detail.replace("\n", " | ")
+        lines.append(f"{r.task_id:<{width}}  {r.status:<20}  {detail[:100]}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    """CLI entry: prints a table, writes the JSON report to out=, returns 1 if any task is not ok."""
+    from runner.execution.sandbox import Limits, WorkerPool
+    from runner.tasks import load_task_set
+
+    options, overrides = split_args(argv, ("out", "workers"))
+    cfg = compose_config(overrides)
+    tasks = load_task_set(cfg.task_set)
+    workers = int(options.get("workers", cfg.sandbox.workers))
+    with WorkerPool(workers, Limits.from_config(cfg.sandbox)) as pool:
+        results = gold_check(tasks, pool, threads=2 * workers)
+    print(_table(results))
+    bad = [r for r in results if not r.ok]
+    print(f"\n{len(results) - len(bad)}/{len(results)} ok" + (f"; {len(bad)} not ok" if bad else ""))
+    if "out" in options:
+        report = [{k: v for k, v in asdict(r).items() if k != "modules"} for r in results]
+        Path(options["out"]).write_text(json.dumps(report, indent=2) + "\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,380 @@
+"""Cross-run reports: a Markdown table, seed spread, paired comparisons and two figures.
+
+    python -m runner.report multirun/2026-11-30/12-00-00 [--out DIR]
+    python -m runner.report outputs/a outputs/b --out reports/ab
+    python -m runner.report --experiment runner --tracking-uri sqlite:///mlruns/mlflow.db [--parent RUN_ID]
+
+A path holding an attempts.jsonl is a job directory; any other path is a sweep directory whose job
+subdirectories are read. Each job's model name, seed and scoring settings come from its
+.hydra/config.yaml (or config.yaml), falling back to the records themselves. Writes report.md,
+report.json, pass_counts.png and task_heatmap.png to the output directory (default: the sweep
+directory, or the current directory for a list of jobs) and prints the Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import tempfile
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from omegaconf import OmegaConf
+
+from runner.compare import paired_compare, seed_spread
+from runner.records import AttemptRecord, read_attempts
+from runner.scoring import scoring_notes, summarize, task_table
+
+OUTCOME_COLOURS = {
+    "passed": "#2ca02c",
+    "failed": "#d62728",
+    "error": "#ff7f0e",
+    "timeout": "#9467bd",
+    "resource_exceeded": "#8c564b",
+    "no_code": "#7f7f7f",
+    "syntax_error": "#e377c2",
+    "policy_rejected": "#bcbd22",
+    "signature_mismatch": "#17becf",
+    "backend_error": "#c7c7c7",
+    "harness_error": "#000000",
+    "": "#ffffff",  # task not run in this job
+}
+
+
+@dataclass
+class Job:
+    """One job's records and the settings that label and score it."""
+
+    path: Path
+    model: str
+    seed: int
+    records: list[AttemptRecord]
+    ks: tuple[int, ...] = (1,)
+    ci_level: float = 0.95
+    resamples: int = 2000
+    boot_seed: int = 0
+    label: str = ""
+    metrics: dict = field(default_factory=dict)
+
+
+def load_job(job_dir: Path) -> Job:
+    """Read a job directory: attempts.jsonl plus .hydra/config.yaml (or config.yaml) if present."""
+    job_dir = Path(job_dir)
+    records = read_attempts(job_dir / "attempts.jsonl")
+    cfg = None
+    for candidate in (job_dir / ".hydra" / "config.yaml", job_dir / "config.yaml"):
+        if candidate.is_file():
+            cfg = OmegaConf.load(candidate)
+            break
+
+    def pick(key: str, fallback):
+        value = OmegaConf.select(cfg, key, default=None) if cfg is not None else None
+        return fallback if value is None else value
+
+    model = pick("model.name", records[0].model if records else job_dir.name)
+    seed = pick("seed", records[0].seed if records else 0)
+    return Job(
+        path=job_dir,
+        model=str(model),
+        seed=int(seed),
+        records=records,
+        ks=tuple(pick("scoring.k", [1])),
+        ci_level=float(pick("scoring.ci_level", 0.95)),
+        resamples=int(pick("scoring.bootstrap_resamples", 2000)),
+        boot_seed=int(pick("scoring.bootstrap_seed", 0)),
+    )
+
+
+def find_job_dirs(paths: list[Path]) -> list[Path]:
+    """Expand sweep directories into their job directories; job directories stay as they are."""
+    jobs: list[Path] = []
+    for p in map(Path, paths):
+        if (p / "attempts.jsonl").is_file():
+            jobs.append(p)
+        else:
+            jobs.extend(sorted(q.parent for q in p.glob("*/attempts.jsonl")))
+    return jobs
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}"
+
+
+def _with_ci(m: dict, name: str) -> str:
+    if name not in m:
+        return "n/a"
+    return f"{_pct(m[name])} [{_pct(m[name + '_ci_low'])}, {_pct(m[name + '_ci_high'])}]"
+
+
+def _outcome_breakdown(m: dict, stage: str) -> str:
+    parts = []
+    for key, value in sorted(m.items(), key=lambda kv: (-kv[1], kv[0])):
+        prefix = f"outcome_{stage}_"
+        if key.startswith(prefix) and key.endswith("_count") and value:
+            parts.append(f"{key[len(prefix) : -len('_count')]} {int(value)}")
+    return ", ".join(parts)
+
+
+def _run_table(jobs: list[Job]) -> list[str]:
+    level = round(100 * jobs[0].ci_level)
+    lines = [
+        f"| model | seed | tasks | samples | pass@1 first % [{level}% CI] | pass@1 after repair % "
+        f"[{level}% CI] | repair fixed/attempted | gate rejects (first) | unscored | final outcomes |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for j in jobs:
+        m = j.metrics
+        scored = int(min(m.get("pass_at_1_first_tasks", 0), m.get("pass_at_1_repair_tasks", 0)))
+        tasks = f"{int(m['tasks'])}" + (f" ({scored} scored)" if scored < m["tasks"] else "")
+        lines.append(
+            f"| {j.model} | {j.seed} | {tasks} | {int(m['samples'])} | "
+            f"{_with_ci(m, 'pass_at_1_first')} | {_with_ci(m, 'pass_at_1_repair')} | "
+            f"{int(m['repair_fixed'])}/{int(m['repair_attempted'])} | {int(m['gate_rejections_first'])} | "
+            f"{int(m['unscored_samples'])} | {_outcome_breakdown(m, 'repair')} |"
+        )
+    return lines
+
+
+def _suite_table(jobs: list[Job]) -> list[str]:
+    lines = [
+        "| model | seed | first: visible | first: +hidden | first: all | repair: visible | "
+        "repair: +hidden | repair: all |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for j in jobs:
+        cells = [
+            _pct(j.metrics.get(f"pass_at_1_{stage}_{level}"))
+            for stage in ("first", "repair")
+            for level in ("visible", "visible_hidden", "all")
+        ]
+        lines.append(f"| {j.model} | {j.seed} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def _spread_lines(jobs: list[Job]) -> tuple[list[str], dict]:
+    by_model: dict[str, dict[int, list[AttemptRecord]]] = defaultdict(dict)
+    for j in jobs:
+        by_model[j.model].setdefault(j.seed, j.records)
+    lines, data = [], {}
+    for model, runs in by_model.items():
+        if len(runs) < 2:
+            continue
+        s = seed_spread(runs, jobs[0].ci_level, jobs[0].resamples, jobs[0].boot_seed)
+        data[model] = s
+        parts = []
+        for stage, label in (("first", "first"), ("repair", "after repair")):
+            if f"{stage}_mean" in s:
+                parts.append(
+                    f"{label} {_pct(s[f'{stage}_mean'])} (seed std {_pct(s[f'{stage}_std'])}, "
+                    f"min {_pct(s[f'{stage}_min'])}, max {_pct(s[f'{stage}_max'])}; mean within-seed CI "
+                    f"width {_pct(s[f'{stage}_ci_width_mean'])})"
+                )
+        lines.append(f"- **{model}** over {s['seeds']} seeds: " + "; ".join(parts))
+    return lines, data
+
+
+def _compare_lines(jobs: list[Job]) -> tuple[list[str], list[dict]]:
+    by_model: dict[str, dict[int, Job]] = defaultdict(dict)
+    for j in jobs:
+        by_model[j.model].setdefault(j.seed, j)
+    lines, data = [], []
+    for model_a, model_b in itertools.combinations(by_model, 2):
+        seeds = sorted(set(by_model[model_a]) & set(by_model[model_b]))
+        pairs = [(s, s) for s in seeds] or [(min(by_model[model_a]), min(by_model[model_b]))]
+        for seed_a, seed_b in pairs:
+            ja, jb = by_model[model_a][seed_a], by_model[model_b][seed_b]
+            for stage, label in (("first", "first attempt"), ("repair", "after repair")):
+                r = paired_compare(ja.records, jb.records, stage, ja.ci_level, ja.resamples, ja.boot_seed)
+                r.update(model_a=model_a, model_b=model_b, seed_a=seed_a, seed_b=seed_b)
+                data.append(r)
+                seed_label = f"seed {seed_a}" if seed_a == seed_b else f"seeds {seed_a} vs {seed_b}"
+                if not r["pairs"]:
+                    lines.append(f"- {model_a} vs {model_b}, {seed_label}, {label}: no shared scored tasks")
+                    continue
+                lines.append(
+                    f"- {model_a} vs {model_b}, {seed_label}, {label}: {_pct(r['pass_rate_a'])} vs "
+                    f"{_pct(r['pass_rate_b'])}, difference {100 * r['diff']:+.1f} points "
+                    f"[{round(100 * r['ci_level'])}% CI {100 * r['diff_ci_low']:+.1f}, "
+                    f"{100 * r['diff_ci_high']:+.1f}], discordant {r['b']} ({model_a} only) / {r['c']} "
+                    f"({model_b} only), exact McNemar p = {r['mcnemar_p']:.3g} ({r['tasks']} tasks)"
+                )
+    return lines, data
+
+
+def plot_pass_counts(jobs: list[Job], path: Path) -> Path:
+    """Bar chart: tasks passed (pass@1 x scored tasks) per run, first vs after repair, CI error bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    x = np.arange(len(jobs))
+    width = 0.38
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(jobs) + 2), 4.5))
+    for offset, stage, label, colour in ((-0.5, "first", "first attempt", "#9ecae1"),
+                                         (0.5, "repair", "after repair", "#3182bd")):  # fmt: skip
+        key = f"pass_at_1_{stage}"
+        heights, low, high = [], [], []
+        for j in jobs:
+            m, n = j.metrics, j.metrics.get(f"{key}_tasks", 0.0)
+            value = m.get(key, 0.0) * n
+            heights.append(value)
+            low.append(value - m.get(f"{key}_ci_low", 0.0) * n)
+            high.append(m.get(f"{key}_ci_high", 0.0) * n - value)
+        bars = ax.bar(x + offset * width, heights, width, yerr=[low, high], capsize=4,
+                      label=label, color=colour, edgecolor="black", linewidth=0.5)  # fmt: skip
+        ax.bar_label(bars, labels=[f"{h:.3g}" for h in heights], padding=2, fontsize=8)
+    ax.set_xticks(x, [j.label for j in jobs], rotation=20, ha="right")
+    ax.set_ylabel("tasks passed (pass@1 x scored tasks)")
+    ax.set_ylim(0, max([j.metrics.get("tasks", 1) for j in jobs] + [1]) * 1.3)
+    level = round(100 * jobs[0].ci_level)
+    ax.set_title(f"Tasks passed: first attempt vs after repair\n(error bars: {level}% bootstrap CI over tasks)")
+    ax.legend(loc="upper left", ncol=2)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def plot_task_heatmap(jobs: list[Job], path: Path) -> Path:
+    """Heat map: task x run, each cell coloured by the task's final outcome; "R" marks a repair fix."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Patch
+
+    rows = [{r["task_id"]: r for r in task_table(j.records)} for j in jobs]
+    tasks = sorted(set().union(*rows))
+    cells = [[row.get(t, {}).get("outcome_repair", "") for row in rows] for t in tasks]
+    colours = dict(OUTCOME_COLOURS)
+    for outcome in sorted({c for line in cells for c in line} - set(colours)):
+        colours[outcome] = "#ff00ff"  # an outcome this module does not know: shown, not hidden
+    names = list(colours)
+    grid = [[names.index(c) for c in line] for line in cells]
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(jobs) + 3.5), max(3.0, 0.28 * len(tasks) + 1.5)))
+    ax.imshow(grid, cmap=ListedColormap(list(colours.values())), vmin=0, vmax=len(names) - 1,
+              aspect="auto", interpolation="nearest")  # fmt: skip
+    for i, t in enumerate(tasks):
+        for k, row in enumerate(rows):
+            r = row.get(t)
+            if r and r["outcome_first"] != "passed" and r["outcome_repair"] == "passed":
+                ax.text(k, i, "R", ha="center", va="center", fontsize=7, color="white", fontweight="bold")
+    ax.set_xticks([k - 0.5 for k in range(1, len(jobs))], minor=True)
+    ax.set_yticks([i - 0.5 for i in range(1, len(tasks))], minor=True)
+    ax.grid(which="minor", color="white", linewidth=1.5)
+    ax.tick_params(which="minor", length=0)
+    ax.set_xticks(range(len(jobs)), [j.label for j in jobs], rotation=30, ha="right")
+    ax.set_yticks(range(len(tasks)), tasks, fontsize=7 if len(tasks) > 40 else 9)
+    used = sorted({names[v] for line in grid for v in line}, key=names.index)
+    handles = [Patch(facecolor=colours[o], edgecolor="black", label=o or "not run") for o in used]
+    ax.legend(handles=handles, bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=8, title="final outcome")
+    ax.set_title("Final outcome per task (R = fixed by repair)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
+    """Score every job, write report.md, report.json, pass_counts.png, task_heatmap.png; return report.md."""
+    if not job_dirs:
+        raise ValueError("make_report: no job directories (each needs an attempts.jsonl)")
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    jobs = sorted((load_job(d) for d in job_dirs), key=lambda j: (j.model, j.seed, str(j.path)))
+    seen: dict[tuple[str, int], int] = defaultdict(int)
+    for j in jobs:
+        seen[(j.model, j.seed)] += 1
+    for j in jobs:
+        j.label = f"{j.model} s{j.seed}" + (f" ({j.path.name})" if seen[(j.model, j.seed)] > 1 else "")
+        j.metrics = summarize(j.records, j.ks, j.ci_level, j.resamples, j.boot_seed)
+
+    lines = ["# Run report", "", f"{len(jobs)} job(s): " + ", ".join(f"`{j.path}`" for j in jobs), ""]
+    lines += ["## Pass@1 per run", "", *_run_table(jobs), ""]
+    lines += ["## Pass@1 by suite level (visible / visible+hidden / all suites)", "", *_suite_table(jobs), ""]
+    spread, spread_data = _spread_lines(jobs)
+    if spread:
+        lines += ["## Seed-to-seed spread", "", *spread, ""]
+    compare, compare_data = _compare_lines(jobs)
+    if compare:
+        lines += ["## Paired comparisons (shared scored tasks)", "", *compare, ""]
+    notes = [f"- {j.label}: {n}" for j in jobs for n in scoring_notes(j.records, j.ks)]
+    if notes:
+        lines += ["## Notes", "", *notes, ""]
+    lines += ["![pass counts](pass_counts.png)", "", "![task heat map](task_heatmap.png)", ""]
+
+    report = out_dir / "report.md"
+    report.write_text("\n".join(lines))
+    data = {
+        "runs": [{"path": str(j.path), "model": j.model, "seed": j.seed, "metrics": j.metrics} for j in jobs],
+        "seed_spread": spread_data,
+        "comparisons": compare_data,
+    }
+    (out_dir / "report.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
+    plot_pass_counts(jobs, out_dir / "pass_counts.png")
+    plot_task_heatmap(jobs, out_dir / "task_heatmap.png")
+    return report
+
+
+def pull_from_mlflow(experiment: str, tracking_uri: str, dest: Path, parent: str | None = None) -> list[Path]:
+    """Download attempts.jsonl and config.yaml of an experiment's job runs into dest/<run name>/."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=tracking_uri)
+    exp = client.get_experiment_by_name(experiment)
+    if exp is None:
+        raise SystemExit(f"no experiment {experiment!r} at {tracking_uri}")
+    query = f"tags.mlflow.parentRunId = '{parent}'" if parent else ""
+    jobs = []
+    for run in client.search_runs([exp.experiment_id], filter_string=query, max_results=5000):
+        if run.data.tags.get("runner.role") == "sweep":
+            continue
+        job = Path(dest) / f"{run.info.run_name or 'run'}_{run.info.run_id[:8]}"
+        (job / ".hydra").mkdir(parents=True, exist_ok=True)
+        try:
+            client.download_artifacts(run.info.run_id, "attempts.jsonl", str(job))
+            client.download_artifacts(run.info.run_id, "config.yaml", str(job / ".hydra"))
+        except Exception as exc:  # a run without the artifacts (failed early) is skipped, loudly
+            print(f"skipping run {run.info.run_id}: {exc}", file=sys.stderr)
+            continue
+        jobs.append(job)
+    return jobs
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; see the module docstring."""
+    parser = argparse.ArgumentParser(prog="python -m runner.report", description=__doc__.split("\n")[0])
+    parser.add_argument("paths", nargs="*", type=Path, help="sweep directories or job directories")
+    parser.add_argument("--out", type=Path, help="output directory (default: the sweep dir, else .)")
+    parser.add_argument("--experiment", help="read job runs of this MLflow experiment instead of paths")
+    parser.add_argument("--tracking-uri", default="sqlite:///mlruns/mlflow.db")
+    parser.add_argument("--parent", help="with --experiment: only the runs nested under this sweep run")
+    args = parser.parse_args(argv)
+
+    if args.experiment:
+        tmp = Path(tempfile.mkdtemp(prefix="runner-report-"))
+        jobs = pull_from_mlflow(args.experiment, args.tracking_uri, tmp, args.parent)
+        out = args.out or Path(".")
+    else:
+        if not args.paths:
+            parser.error("give sweep/job directories or --experiment")
+        jobs = find_job_dirs(args.paths)
+        single_sweep = len(args.paths) == 1 and not (args.paths[0] / "attempts.jsonl").is_file()
+        out = args.out or (args.paths[0] if single_sweep else Path("."))
+    if not jobs:
+        print("no job directories with an attempts.jsonl found", file=sys.stderr)
+        return 2
+    report = make_report(jobs, out)
+    print(report.read_text())
+    print(f"written: {report}, {out / 'pass_counts.png'}, {out / 'task_heatmap.png'}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

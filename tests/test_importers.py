@@ -1,0 +1,124 @@
+"""Benchmark importers: HumanEval (required), HumanEval+ and MBPP+."""
+
+import math
+
+import pytest
+
+from runner.tasks.importers import (
+    HUMANEVALPLUS_FILE,
+    KNOWN_WRONG_EXAMPLES,
+    MBPPPLUS_FILE,
+    NO_VISIBLE_TAG,
+    docstring_examples,
+    load_humaneval,
+    load_humanevalplus,
+    load_mbppplus,
+    visible_suite,
+)
+
+
+@pytest.fixture(scope="module")
+def humaneval():
+    return load_humaneval()
+
+
+def test_humaneval_has_164_tasks_with_reference_and_check(humaneval):
+    assert len(humaneval) == 164
+    assert len({t.id for t in humaneval}) == 164
+    first = humaneval[0]
+    assert first.id == "HumanEval/0" and first.entry_point == "has_close_elements"
+    assert first.reference.startswith(first.prompt) and len(first.reference) > len(first.prompt)
+    assert first.signature == "def has_close_elements(numbers: List[float], threshold: float) -> bool"
+    for task in humaneval:
+        assert "def check(candidate)" in task.suites["hidden"]
+        assert task.suites["hidden"].rstrip().endswith(f"check({task.entry_point})")
+
+
+def test_humaneval_visible_suites_come_from_docstring_examples(humaneval):
+    with_visible = [t for t in humaneval if "visible" in t.suites]
+    assert len(with_visible) > 100
+    for task in humaneval:
+        assert ("visible" in task.suites) == (NO_VISIBLE_TAG not in task.tags)
+    below_zero = humaneval[3].suites["visible"]
+    assert "assert below_zero([1, 2, 3]) == False" in below_zero
+    assert "assert below_zero([1, 2, -4, 5]) == True" in below_zero
+
+
+def test_prompt_helpers_used_by_the_test_come_from_the_reference(humaneval):
+    assert humaneval[32].suites["hidden"].startswith("from reference import poly\n")
+    assert humaneval[38].suites["hidden"].startswith("from reference import encode_cyclic\n")
+
+
+def test_docstring_example_forms():
+    prompt = '''def f(x):
+    """
+    >>> f(1)
+    2
+    >>> f([1, 2])
+    [1,
+     2]
+    >>> f(3)
+
+    >>> f(a)
+    1
+    f(4) == 5
+    f(5) ➞ 6
+    for f(6) => 'x'
+    f(7) should return 8.
+    f(8) -> 0.5
+    """
+'''
+    assert docstring_examples(prompt, "f") == [
+        ("f(1)", "2"),
+        ("f([1, 2])", "[1, 2]"),
+        ("f(4)", "5"),
+        ("f(5)", "6"),
+        ("f(6)", "'x'"),
+        ("f(7)", "8"),
+        ("f(8)", "0.5"),
+    ]
+    assert "assert f(8) == pytest.approx(0.5)" in visible_suite(prompt, "f")
+    assert visible_suite('def f():\n    """No examples."""\n', "f") == ""
+
+
+def test_known_wrong_examples_really_contradict_the_reference(humaneval):
+    """The errata list must stay honest: the reference fails each listed example, and only those."""
+    by_id = {t.id: t for t in humaneval}
+    for task_id, wrong in KNOWN_WRONG_EXAMPLES.items():
+        task = by_id[task_id]
+        namespace: dict = {}
+        exec(task.reference, namespace)  # trusted benchmark code
+        for call, want in docstring_examples(task.prompt, task.entry_point):
+            assert (eval(call, namespace) == eval(want)) == (call not in wrong), call
+            assert (call in task.suites.get("visible", "")) == (call not in wrong), call
+
+
+@pytest.mark.skipif(not HUMANEVALPLUS_FILE.exists(), reason="shared dataset missing")
+def test_humanevalplus_base_in_hidden_plus_in_properties():
+    tasks = load_humanevalplus()
+    assert len(tasks) == 164
+    assert all("properties" in t.suites and "def test_plus_inputs" in t.suites["properties"] for t in tasks)
+    assert "reference.poly" in tasks[32].suites["properties"]  # find_zero judged by the root's value
+
+
+@pytest.mark.skipif(not MBPPPLUS_FILE.exists(), reason="shared dataset missing")
+def test_mbppplus_suites():
+    tasks = load_mbppplus()
+    assert len(tasks) == 378
+    first = tasks[0]
+    assert first.id == "Mbpp/2" and "assert set(similar_elements(" in first.suites["visible"]
+    assert first.suites["hidden"].count("def test_assertion_") == 3
+
+
+def test_differential_suite_compares_like_evalplus():
+    from runner.tasks.importers import differential_suite
+
+    namespace: dict = {"math": math, "copy": __import__("copy")}
+    exec(differential_suite("f", [[1.0]], 0.0), namespace)
+    same = namespace["_same"]
+    assert same(0.1 + 0.2, 0.3)  # float outputs: 1e-6 tolerance even with atol 0
+    assert not same(0.31, 0.3)
+    assert not same(1, True) or same(1, True) == (1 == True)  # noqa: E712 - exact match as EvalPlus
+    assert same([1.0, 2.0000001], [1.0, 2.0])
+    assert not same([1.0, 2.0], (1.0, 2.0))
+    assert not same("a", "b")

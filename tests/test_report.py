@@ -1,0 +1,112 @@
+"""Tests for runner.report: two handcrafted job dirs in a fake sweep -> table numbers and valid PNGs."""
+
+from __future__ import annotations
+
+import json
+
+import matplotlib.image
+import pytest
+from omegaconf import OmegaConf
+
+from runner.compare import mcnemar_p
+from runner.records import AttemptRecord
+from runner.report import main, make_report
+
+
+def rec(task, outcome, model, seed, attempt=0, final=True) -> AttemptRecord:
+    return AttemptRecord(
+        task_id=task, sample=0, attempt=attempt, seed=seed, model=model, messages=[], options={},
+        response="", code=None, outcome=outcome, final=final,
+    )  # fmt: skip
+
+
+def write_job(path, model, seed, records):
+    (path / ".hydra").mkdir(parents=True)
+    cfg = {"model": {"name": model}, "seed": seed, "scoring": {"k": [1], "ci_level": 0.9,
+           "bootstrap_resamples": 300, "bootstrap_seed": 0}}  # fmt: skip
+    (path / ".hydra" / "config.yaml").write_text(OmegaConf.to_yaml(OmegaConf.create(cfg)))
+    (path / "attempts.jsonl").write_text("".join(r.to_json() + "\n" for r in records))
+
+
+@pytest.fixture
+def sweep(tmp_path):
+    """Model alpha: 6/10 first, 8/10 after repair, 1 gate rejection. Model beta: 4/10 both, 1 unscored."""
+    a = [rec(f"t{i}", "passed", "alpha", 1) for i in range(6)]
+    a += [rec("t6", "failed", "alpha", 1, final=False), rec("t6", "passed", "alpha", 1, attempt=1)]
+    a += [rec("t7", "policy_rejected", "alpha", 1, final=False), rec("t7", "passed", "alpha", 1, attempt=1)]
+    a += [rec("t8", "failed", "alpha", 1, final=False), rec("t8", "timeout", "alpha", 1, attempt=1)]
+    a += [rec("t9", "error", "alpha", 1)]
+    b = [rec(f"t{i}", "passed", "beta", 1) for i in (0, 1, 2, 9)]
+    b += [rec(f"t{i}", "failed", "beta", 1) for i in (3, 4, 5, 6, 7)]
+    b += [rec("t8", "harness_error", "beta", 1)]
+    root = tmp_path / "multirun" / "2026-11-30" / "12-00-00"
+    write_job(root / "0_alpha_s1", "alpha", 1, a)
+    write_job(root / "1_beta_s1", "beta", 1, b)
+    (root / "multirun.yaml").write_text("not a job\n")
+    return root
+
+
+def test_report_table_numbers_and_figures(sweep, capsys):
+    assert main([str(sweep)]) == 0
+    text = (sweep / "report.md").read_text()
+    assert "## Pass@1 per run" in capsys.readouterr().out
+    run_table = text.split("## Pass@1 per run")[1].split("##")[0]
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
+            for line in run_table.splitlines() if line.startswith(("| alpha", "| beta"))}  # fmt: skip
+    alpha, beta = rows["alpha"], rows["beta"]
+    assert alpha[2:4] == ["10", "10"] and alpha[4].startswith("60.0 [") and alpha[5].startswith("80.0 [")
+    assert alpha[6] == "2/3" and alpha[7] == "1" and alpha[8] == "0"
+    assert beta[2] == "10 (9 scored)" and beta[4].startswith("44.4 [") and beta[5].startswith("44.4 [")
+    assert beta[8] == "1"
+    assert "passed 8" in alpha[9] and "timeout 1" in alpha[9] and "harness_error 1" in beta[9]
+
+    data = json.loads((sweep / "report.json").read_text())
+    repair = next(c for c in data["comparisons"] if c["stage"] == "repair")
+    # shared scored tasks: t0..t7, t9 (t8 is unscored for beta). alpha passes t0..t7; beta t0,t1,t2,t9.
+    assert (repair["tasks"], repair["b"], repair["c"]) == (9, 5, 1)
+    assert repair["mcnemar_p"] == pytest.approx(mcnemar_p(5, 1))
+    assert repair["diff"] == pytest.approx(8 / 9 - 4 / 9)
+    assert f"p = {mcnemar_p(5, 1):.3g}" in text and "alpha vs beta, seed 1, after repair" in text
+    assert "beta s1: first: 1 unscored sample(s) excluded" in text
+
+    for name in ("pass_counts.png", "task_heatmap.png"):
+        image = matplotlib.image.imread(sweep / name)
+        assert image.ndim == 3 and image.shape[0] > 100 and image.shape[1] > 100
+        assert image.std() > 0  # not a blank canvas
+
+
+def test_report_seed_spread_line(tmp_path):
+    jobs = []
+    for seed, passing in ((1, 5), (2, 7), (3, 6)):
+        recs = [rec(f"t{i}", "passed" if i < passing else "failed", "alpha", seed) for i in range(10)]
+        write_job(tmp_path / f"job{seed}", "alpha", seed, recs)
+        jobs.append(tmp_path / f"job{seed}")
+    text = make_report(jobs, tmp_path / "out").read_text()
+    line = next(x for x in text.splitlines() if x.startswith("- **alpha** over 3 seeds"))
+    assert "first 60.0 (seed std 10.0, min 50.0, max 70.0" in line
+    assert "Paired comparisons" not in text
+
+
+def test_report_without_jobs_fails_loudly(tmp_path):
+    assert main([str(tmp_path)]) == 2
+    with pytest.raises(ValueError):
+        make_report([], tmp_path)
+
+
+def test_report_from_mlflow_experiment(sweep, tmp_path):
+    """Jobs logged to MLflow can be reported back from the store (--experiment)."""
+    from runner.records import read_attempts
+    from runner.tracking import log_job
+
+    uri = f"sqlite:///{tmp_path}/store/mlflow.db"
+    for job in sorted(sweep.glob("*_s1")):
+        cfg = OmegaConf.load(job / ".hydra" / "config.yaml")
+        cfg.tracking = {"enabled": True, "uri": uri, "experiment": "e", "artifact_root": str(tmp_path / "art")}
+        log_job(cfg, job, read_attempts(job / "attempts.jsonl"), {}, {}, [])
+    out = tmp_path / "from_mlflow"
+    assert main(["--experiment", "e", "--tracking-uri", uri, "--out", str(out)]) == 0
+    pulled = json.loads((out / "report.json").read_text())
+    assert sorted((r["model"], r["metrics"]["pass_at_1_repair"]) for r in pulled["runs"]) == [
+        ("alpha", pytest.approx(0.8)),
+        ("beta", pytest.approx(4 / 9)),
+    ]

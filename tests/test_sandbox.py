@@ -1,0 +1,266 @@
+"""The sandbox harness: limits from config, expected tests, judging, the worker pool's behaviour."""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+import socket
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from omegaconf import OmegaConf
+
+from runner.config import SandboxConfig
+from runner.execution import sandbox
+from runner.execution.isolation import sandbox_env
+from runner.execution.outcome import Outcome
+from runner.execution.sandbox import Limits, SandboxJob, WorkerDied, WorkerPool
+from runner.execution.worker import RunFacts, expected_tests, verdict_for
+
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not ROOT, reason="uid drop and network namespaces need root")
+LIMITS = Limits(timeout_s=8.0, cpu_s=4.0, hypothesis_examples=25)
+
+
+@pytest.fixture(scope="module")
+def pool():
+    with WorkerPool(workers=2, limits=LIMITS) as pool:
+        yield pool
+
+
+def simple_job(candidate: str, suite: str, name: str = "visible") -> SandboxJob:
+    return SandboxJob({"candidate.py": candidate, f"test_{name}.py": suite}, ((name, f"test_{name}.py"),))
+
+
+# ------------------------------------------------------------------ Limits
+
+
+def test_limits_from_sandbox_config_and_dictconfig():
+    cfg = SandboxConfig(timeout_s=3.5, memory_mb=128, network=True)
+    limits = Limits.from_config(cfg)
+    assert (limits.timeout_s, limits.memory_mb, limits.network) == (3.5, 128, True)
+    assert limits.hypothesis_examples == 100  # not in SandboxConfig: keeps its default
+    dict_cfg = OmegaConf.structured(SandboxConfig(max_output_kb=8, workers=4))
+    assert Limits.from_config(dict_cfg).max_output_kb == 8
+    assert Limits.from_config({"cpu_s": 2.0, "workers": 3}).cpu_s == 2.0
+
+
+# ------------------------------------------------------------------ expected tests and judging
+
+
+def test_expected_tests_come_from_the_ast():
+    source = (
+        "import pytest\n"
+        "def helper():\n    pass\n"
+        "def test_a():\n    pass\n"
+        "@pytest.mark.parametrize('x', [1, 2])\ndef test_b(x):\n    pass\n"
+        "class TestC:\n    def test_d(self):\n        pass\n    def other(self):\n        pass\n"
+        "class Helper:\n    def test_e(self):\n        pass\n"
+    )
+    assert expected_tests(source) == ["test_a", "test_b", "TestC::test_d"]
+
+
+def _report(nodeid: str, when: str, outcome: str, **extra) -> dict:
+    return {"k": "report", "id": f"test_v.py::{nodeid}", "when": when, "outcome": outcome, **extra}
+
+
+def _passing(nodeid: str) -> list[dict]:
+    return [_report(nodeid, when, "passed") for when in ("setup", "call", "teardown")]
+
+
+DONE = {"k": "done", "exit": 0, "tamper": []}
+
+
+def test_every_parametrized_item_must_pass():
+    messages = [*_passing("test_b[1]"), _report("test_b[2]", "setup", "passed"),
+                _report("test_b[2]", "call", "failed", assertion=True, msg="assert 1 == 2"),
+                _report("test_b[2]", "teardown", "passed"), DONE]  # fmt: skip
+    verdict = verdict_for("visible", ["test_b"], RunFacts(messages=messages), LIMITS)
+    assert verdict.outcome is Outcome.FAILED
+    assert [(t.name, t.status) for t in verdict.tests] == [("test_b[1]", "passed"), ("test_b[2]", "failed")]
+
+
+def test_an_expected_test_without_result_is_missing():
+    verdict = verdict_for("visible", ["test_a", "test_b"], RunFacts(messages=[*_passing("test_a"), DONE]), LIMITS)
+    assert verdict.outcome is Outcome.ERROR
+    assert ("test_b", "missing") in [(t.name, t.status) for t in verdict.tests]
+
+
+def test_all_passed_is_passed_but_not_without_the_end_of_session():
+    facts = RunFacts(messages=_passing("test_a"))
+    assert verdict_for("visible", ["test_a"], facts, LIMITS).outcome is Outcome.ERROR
+    facts.messages.append(DONE)
+    assert verdict_for("visible", ["test_a"], facts, LIMITS).outcome is Outcome.PASSED
+
+
+def test_duplicate_reports_are_tampering():
+    messages = [*_passing("test_a"), _report("test_a", "call", "passed"), DONE]
+    verdict = verdict_for("visible", ["test_a"], RunFacts(messages=messages), LIMITS)
+    assert verdict.outcome is Outcome.ERROR and "tampering detected" in verdict.detail
+
+
+def test_the_running_test_of_a_timed_out_run_is_timeout():
+    messages = [*_passing("test_a"), {"k": "start", "id": "test_v.py::test_b"}, _report("test_b", "setup", "passed")]
+    facts = RunFacts(messages=messages, timed_out=True, status=signal.SIGKILL)
+    verdict = verdict_for("visible", ["test_a", "test_b"], facts, LIMITS)
+    assert verdict.outcome is Outcome.TIMEOUT
+    assert [(t.name, t.status) for t in verdict.tests] == [("test_a", "passed"), ("test_b", "timeout")]
+
+
+def test_missing_module_is_harness_error_unless_the_candidate_imports_it():
+    collect = {"k": "collect", "id": "test_v.py", "outcome": "failed", "exc": ["ModuleNotFoundError"],
+               "missing_module": "numpy", "in_candidate": False, "msg": "No module named 'numpy'"}  # fmt: skip
+    verdict = verdict_for("visible", ["test_a"], RunFacts(messages=[collect, DONE]), LIMITS)
+    assert verdict.outcome is Outcome.HARNESS_ERROR and "numpy" in verdict.detail
+    in_candidate = dict(collect, in_candidate=True)
+    assert verdict_for("visible", ["test_a"], RunFacts(messages=[in_candidate, DONE]), LIMITS).outcome is Outcome.ERROR
+
+
+# ------------------------------------------------------------------ the pool
+
+
+@needs_root
+def test_unprivileged_child_uses_preloaded_modules(pool):
+    suite = (
+        "import collections, heapq, math\n"
+        "import pytest\n"
+        "from hypothesis import given, strategies as st\n"
+        "from candidate import top\n\n"
+        "def test_heap():\n    assert top([5, 1, 4], 2) == [5, 4]\n\n"
+        "@pytest.mark.parametrize('xs', [[1], [3, 2]])\n"
+        "def test_param(xs, tmp_path, capsys, monkeypatch):\n"
+        "    (tmp_path / 'f').write_text('x')\n    print('hi')\n    assert capsys.readouterr().out == 'hi\\n'\n"
+        "    assert top(xs, 1) == [max(xs)]\n\n"
+        "def test_raises_and_approx():\n"
+        "    with pytest.raises(ValueError):\n        top([1], -1)\n"
+        "    assert math.fsum([0.1] * 3) == pytest.approx(0.3)\n\n"
+        "@given(st.lists(st.integers(), min_size=1), st.integers(1, 5))\n"
+        "def test_property(xs, k):\n"
+        "    assert top(xs, k) == sorted(xs, reverse=True)[:k]\n"
+        "    assert collections.Counter(top(xs, k)) <= collections.Counter(xs)\n"
+    )
+    candidate = (
+        "import heapq\nfrom collections import deque\n"
+        "def top(xs, k):\n    if k < 0:\n        raise ValueError(k)\n    return heapq.nlargest(k, deque(xs))\n"
+    )
+    result = pool.run(simple_job(candidate, suite))
+    verdict = result.suites["visible"]
+    assert verdict.outcome is Outcome.PASSED, verdict
+    assert len(verdict.tests) == 5
+    assert result.isolation["unprivileged_uid"] and result.isolation["network_namespace"]
+
+
+def test_missing_test_only_module_is_harness_error(pool):
+    suite = "import not_a_real_module_xyz\nfrom candidate import f\ndef test_a():\n    assert f() == 1\n"
+    verdict = pool.run(simple_job("def f():\n    return 1\n", suite)).suites["visible"]
+    assert verdict.outcome is Outcome.HARNESS_ERROR
+    assert "not_a_real_module_xyz" in verdict.detail
+
+
+def test_candidate_importing_a_missing_module_is_error(pool):
+    suite = "from candidate import f\ndef test_a():\n    assert f() == 1\n"
+    verdict = pool.run(simple_job("import numpy_not_here\ndef f():\n    return 1\n", suite)).suites["visible"]
+    assert verdict.outcome is Outcome.ERROR
+    assert "numpy_not_here" in verdict.detail
+
+
+def test_missing_suite_file_is_harness_error(pool):
+    job = SandboxJob({"candidate.py": "x = 1\n"}, (("visible", "test_visible.py"),))
+    assert pool.run(job).suites["visible"].outcome is Outcome.HARNESS_ERROR
+
+
+def test_environment_is_scrubbed_and_output_captured(pool):
+    suite = "from candidate import env\ndef test_a():\n    assert env() == 0\n"
+    candidate = (
+        "import os\ndef env():\n    print('candidate says hi')\n    raise RuntimeError(f'ENV={sorted(os.environ)}')\n"
+    )
+    result = pool.run(simple_job(candidate, suite))
+    names = ast.literal_eval(result.suites["visible"].tests[0].message.split("ENV=", 1)[1].splitlines()[0])
+    # pytest itself sets PYTEST_VERSION and PYTEST_CURRENT_TEST; nothing else may appear
+    assert set(names) == set(sandbox_env("/x")) | {"PYTEST_CURRENT_TEST", "PYTEST_VERSION"}
+    assert "candidate says hi" in result.output
+
+
+def test_concurrent_runs_from_many_threads_do_not_mix(pool):
+    suite = "from candidate import f\ndef test_a():\n    assert f() == 0\n"
+
+    def one(i: int) -> tuple[int, Outcome, str]:
+        verdict = pool.run(simple_job(f"def f():\n    return {i % 3}\n", suite)).suites["visible"]
+        return i, verdict.outcome, verdict.tests[0].message
+
+    with ThreadPoolExecutor(8) as executor:
+        results = list(executor.map(one, range(24)))
+    for i, outcome, message in results:
+        assert outcome is (Outcome.PASSED if i % 3 == 0 else Outcome.FAILED), (i, outcome)
+        if i % 3:
+            assert f"assert {i % 3} == 0" in message
+
+
+def test_deterministic_property_failures(pool):
+    suite = (
+        "from hypothesis import given, strategies as st\nfrom candidate import f\n"
+        "@given(st.integers(), st.lists(st.integers()))\ndef test_p(x, xs):\n    assert f(x, xs) == x\n"
+    )
+    job = simple_job("def f(x, xs):\n    return x if len(xs) < 3 else x + 1\n", suite)
+    first, second = (pool.run(job).suites["visible"] for _ in range(2))
+    assert first.outcome is Outcome.FAILED and first.tests == second.tests
+    assert "Falsifying example" in first.tests[0].message
+
+
+def test_a_killed_worker_is_replaced_and_the_job_retried(pool):
+    victim = pool._all[0]
+    victim.proc.send_signal(signal.SIGKILL)
+    victim.proc.wait()
+    suite = "from candidate import f\ndef test_a():\n    assert f() == 1\n"
+    results = [pool.run(simple_job("def f():\n    return 1\n", suite)) for _ in range(3)]
+    assert all(r.suites["visible"].passed for r in results)
+    assert victim not in pool._all and all(w.proc.poll() is None for w in pool._all)
+
+
+def test_a_worker_dying_twice_is_harness_error(monkeypatch):
+    with WorkerPool(workers=1, limits=LIMITS) as one:
+
+        def die(self, job):
+            raise WorkerDied("simulated")
+
+        monkeypatch.setattr(sandbox._Worker, "call", die)
+        result = one.run(simple_job("x = 1\n", "def test_a():\n    pass\n"))
+        assert result.suites["visible"].outcome is Outcome.HARNESS_ERROR
+        assert "died twice" in result.suites["visible"].detail
+
+
+def test_closed_pool_refuses_jobs():
+    pool = WorkerPool(workers=1, limits=LIMITS)
+    pool.close()
+    with pytest.raises(RuntimeError):
+        pool.run(simple_job("x = 1\n", "def test_a():\n    pass\n"))
+
+
+@needs_root
+def test_isolation_record_is_truthful_when_protections_are_off():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    port = server.getsockname()[1]
+    accepted = []
+    thread = threading.Thread(target=lambda: accepted.append(server.accept()), daemon=True)
+    thread.start()
+    suite = "from candidate import f\ndef test_a():\n    assert f() == 0\n"
+    candidate = (
+        f"import os, socket\ndef f():\n    socket.create_connection(('127.0.0.1', {port}), timeout=5).close()\n"
+        "    return os.getuid()\n"
+    )
+    limits = Limits(network=True, drop_privileges=False, timeout_s=8.0)
+    try:
+        with WorkerPool(workers=1, limits=limits) as open_pool:
+            assert open_pool.isolation["network_namespace"] is False
+            assert open_pool.isolation["unprivileged_uid"] is False
+            result = open_pool.run(simple_job(candidate, suite))
+    finally:
+        thread.join(5)
+        server.close()
+    assert result.isolation["network_namespace"] is False and result.isolation["unprivileged_uid"] is False
+    assert result.suites["visible"].passed  # it really had the network and ran as root (uid 0)
+    assert accepted
