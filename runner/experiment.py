@@ -12,12 +12,12 @@ import dataclasses
 import hashlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from runner.cache import HARNESS_VERSION, Cache, content_key
 from runner.execution.extract import extract_code
-from runner.execution.judge import feedback_for_repair
+from runner.execution.judge import feedback_for_repair, repair_allowed
 from runner.execution.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions
 from runner.generation.prompts import first_messages, repair_messages
@@ -64,6 +64,8 @@ class Experiment:
     cache: Cache
     writer: AttemptWriter
     judge_slots: int = 2
+    excluded: Awaitable[set[str]] | None = None
+    """Resolves to the ids of tasks excluded by the gold check; judging waits for it, generation does not."""
 
     async def run(self, tasks: list[Task]) -> list[AttemptRecord]:
         """Run every sample of every task; returns the records in (task, sample, attempt) order."""
@@ -111,9 +113,12 @@ class Experiment:
                 )
                 self._progress.advance(False)
                 return
+            if self.excluded is not None and task.id in await self.excluded:
+                self._progress.advance(False)
+                return
             code = extract_code(generation.text, task.entry_point)
             verdict = await self._judge(task, code)
-            final = verdict.passed or attempt == budget or not verdict.outcome.scored
+            final = attempt == budget or not repair_allowed(verdict)
             self.writer.write(_record(base, generation, code, verdict, final))
             if final:
                 self._progress.advance(verdict.passed)
@@ -151,9 +156,7 @@ def verdict_key(task: Task, code: str | None, gate: dict, limits: dict) -> str:
     return content_key(HARNESS_VERSION, task.content_hash(), code, gate, limits)
 
 
-def _record(
-    base: dict, generation: Generation, code: str | None, verdict: Verdict, final: bool
-) -> AttemptRecord:
+def _record(base: dict, generation: Generation, code: str | None, verdict: Verdict, final: bool) -> AttemptRecord:
     tests = {
         name: [{"name": t.name, "status": t.status, "message": t.message} for t in suite.tests]
         for name, suite in verdict.suites.items()

@@ -52,46 +52,61 @@ async def _run(cfg, out_dir: Path, tasks: list[Task]) -> int:
         cache = Cache(cfg.cache_dir)
         limits = Limits.from_config(cfg.sandbox)
         gate = OmegaConf.to_container(cfg.gate, resolve=True)
-        with WorkerPool(cfg.sandbox.workers, limits) as pool:
-            tasks, excluded = await asyncio.to_thread(_gold_gate, cfg, tasks, pool, limits, cache, out_dir)
-            experiment = Experiment(
-                cfg=cfg,
-                backend=backend,
-                model_identity=identity,
-                judge=lambda task, code: judge(task, code, pool, cfg.gate),
-                judge_key=lambda task, code: verdict_key(task, code, gate, asdict(limits)),
-                cache=cache,
-                writer=AttemptWriter(out_dir / "attempts.jsonl"),
-                judge_slots=cfg.sandbox.workers,
-            )
+        pools: list[WorkerPool] = []
+
+        async def start_pool_and_gold_check() -> set[str]:
+            # Runs while the model loads and the first generations run, so it costs no wall time.
+            pools.append(await asyncio.to_thread(WorkerPool, cfg.sandbox.workers, limits))
+            bad = await asyncio.to_thread(_gold_gate, cfg, tasks, pools[0], limits, cache, out_dir)
+            excluded.extend(bad)
+            return {row["task_id"] for row in bad}
+
+        excluded: list[dict] = []
+        ready = asyncio.ensure_future(start_pool_and_gold_check())
+        experiment = Experiment(
+            cfg=cfg,
+            backend=backend,
+            model_identity=identity,
+            judge=lambda task, code: judge(task, code, pools[0], cfg.gate),
+            judge_key=lambda task, code: verdict_key(task, code, gate, asdict(limits)),
+            cache=cache,
+            writer=AttemptWriter(out_dir / "attempts.jsonl"),
+            judge_slots=cfg.sandbox.workers,
+            excluded=ready,
+        )
+        try:
             records = await experiment.run(tasks)
-            isolation = pool.isolation
+            await ready
+            isolation = pools[0].isolation
+        finally:
+            ready.cancel()
+            for pool in pools:
+                pool.close()
+        tasks = [t for t in tasks if t.id not in {row["task_id"] for row in excluded}]
     finally:
         await backend.aclose()
     return _finish(cfg, out_dir, tasks, excluded, records, identity, isolation, cache)
 
 
-def _gold_gate(cfg, tasks: list[Task], pool, limits, cache: Cache, out_dir: Path) -> tuple[list[Task], list[dict]]:
-    """Run the gold check (cached); drop or abort on tasks whose reference fails its own suites."""
+def _gold_gate(cfg, tasks: list[Task], pool, limits, cache: Cache, out_dir: Path) -> list[dict]:
+    """Run the gold check (cached); returns the failing rows, or aborts when configured to."""
     if not cfg.gold.enabled:
-        return tasks, []
+        return []
     from runner.gold import gold_check
 
-    key = content_key(HARNESS_VERSION, task_set_hash(tasks), asdict(pool.limits) if hasattr(pool, "limits") else None)
+    key = content_key(HARNESS_VERSION, task_set_hash(tasks), asdict(limits))
     rows = cache.get("gold", key)
     if rows is None:
         rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in gold_check(tasks, pool)]
         cache.put("gold", key, rows)
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
     bad = [r for r in rows if r["status"] != "ok"]
-    if not bad:
-        return tasks, []
-    lines = "\n".join(f"  {r['task_id']}: {r['status']} {r['detail']}" for r in bad)
-    if cfg.gold.on_failure == "abort":
-        raise JobError(f"gold check failed for {len(bad)} task(s); their references fail their own tests:\n{lines}")
-    log.error("GOLD CHECK FAILED for %d task(s); excluded from scoring:\n%s", len(bad), lines)
-    bad_ids = {r["task_id"] for r in bad}
-    return [t for t in tasks if t.id not in bad_ids], bad
+    if bad:
+        lines = "\n".join(f"  {r['task_id']}: {r['status']} {r['detail']}" for r in bad)
+        if cfg.gold.on_failure == "abort":
+            raise JobError(f"gold check failed for {len(bad)} task(s); their references fail their own tests:\n{lines}")
+        log.error("GOLD CHECK FAILED for %d task(s); excluded from scoring:\n%s", len(bad), lines)
+    return bad
 
 
 def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identity, isolation, cache) -> int:

@@ -198,6 +198,30 @@ def test_concurrent_runs_from_many_threads_do_not_mix(pool):
             assert f"assert {i % 3} == 0" in message
 
 
+def test_a_changed_suite_at_the_same_path_is_not_served_stale(pool):
+    candidate = "def f():\n    return 1\n"
+    first = pool.run(simple_job(candidate, "from candidate import f\ndef test_a():\n    assert f() == 1\n"))
+    second = pool.run(simple_job(candidate, "from candidate import f\ndef test_a():\n    assert f() == 2\n"))
+    third = pool.run(simple_job(candidate, "from candidate import f\ndef test_a():\n    assert f() == 1\n"))
+    assert first.suites["visible"].passed and third.suites["visible"].passed
+    assert second.suites["visible"].outcome is Outcome.FAILED
+    assert "assert 1 == 2" in second.suites["visible"].tests[0].message
+
+
+def test_each_job_starts_in_an_empty_directory(pool):
+    suite = "from candidate import f\ndef test_a():\n    assert f() == 0\n"
+    candidate = (
+        "import os\ndef f():\n    here = os.path.dirname(os.path.abspath(__file__))\n"
+        "    seen = sorted(os.listdir('.')) + sorted(os.listdir(here))\n"
+        "    open('left.txt', 'w').write('x')\n    return seen\n"
+    )
+    planted = {"candidate.py": candidate, "test_visible.py": suite, "extra_file.py": "x = 1\n"}
+    pool.run(SandboxJob(planted, (("visible", "test_visible.py"),)))
+    for _ in range(3):  # every worker of the pool, whichever ran the first job
+        verdict = pool.run(simple_job(candidate, suite)).suites["visible"]
+        assert "assert ['candidate.py', 'test_visible.py'] == 0" in verdict.tests[0].message, verdict
+
+
 def test_deterministic_property_failures(pool):
     suite = (
         "from hypothesis import given, strategies as st\nfrom candidate import f\n"

@@ -5,7 +5,7 @@ sandbox lays it out (candidate.py, reference.py, candidate_guard.py, test_<suite
 project's hypothesis profile loaded from a conftest.py (50 examples, derandomized, no database;
 shrinking and explaining are skipped: they change the report of a failure, never the verdict).
 Plugin autoloading is off, with hypothesis's plugin loaded explicitly: the venv's other plugins
-(hydra's above all) cost about a second per run and nothing the suites need.
+(hydra's, anyio's) cost about a second per run and nothing the suites need.
 Then plausible wrong implementations, written inline below, must fail the suites; for each task at
 least one of them passes `visible` and is caught only by `hidden` or `properties`, which shows the
 hidden suites carry contracts the visible one does not.

@@ -1,4 +1,4 @@
-"""The judge: one candidate's code -> one Verdict (syntax, gate, signature, then the sandboxed suites).
+"""The judge: one candidate's code -> one Verdict (syntax, signature, gate, then the sandboxed suites).
 
 Also `feedback_for_repair`, the only text about a verdict that may reach a model: it is built from the
 visible suite and the syntax / gate / signature messages alone, never from hidden or property suites.
@@ -77,7 +77,7 @@ def overall_outcome(results: dict[str, SuiteResult], expected: tuple[str, ...]) 
 
 
 def precheck(task: Task, code: str | None, gate: GateConfig) -> Verdict | None:
-    """The verdict found before running anything (no code, syntax, gate, signature), or None."""
+    """The verdict found before running anything (no code, syntax, signature, gate), or None."""
     if code is None or not code.strip():
         return Verdict(Outcome.NO_CODE, detail="no code found in the response")
     try:
@@ -87,14 +87,15 @@ def precheck(task: Task, code: str | None, gate: GateConfig) -> Verdict | None:
     except ValueError as err:  # e.g. null bytes
         return Verdict(Outcome.SYNTAX_ERROR, detail=str(err))
     entry_points = (task.entry_point, *task.extra_entry_points)
-    violation = check_gate(code, gate, entry_points)
-    if violation is not None:
-        return Verdict(Outcome.POLICY_REJECTED, detail=str(violation), rule=violation.rule, line=violation.line)
+    # The signature comes first: a misnamed function is a signature mismatch, not a policy violation.
     for name in entry_points:
         signature = task.signature if name == task.entry_point else ""
         problem = check_signature(code, name, signature, task.reference)
         if problem is not None:
             return Verdict(Outcome.SIGNATURE_MISMATCH, detail=problem)
+    violation = check_gate(code, gate, entry_points)
+    if violation is not None:
+        return Verdict(Outcome.POLICY_REJECTED, detail=str(violation), rule=violation.rule, line=violation.line)
     return None
 
 
@@ -131,8 +132,8 @@ def feedback_for_repair(verdict: Verdict, max_chars: int = 2000) -> str:
         visible = verdict.suites.get("visible")
         if visible is None:
             text = "The solution was not accepted. No visible tests are available for this task."
-        elif visible.passed:
-            text = "All visible tests passed, but the solution was not accepted."
+        elif visible.passed:  # the loop never repairs then (see repair_allowed); said for completeness
+            text = "All visible tests passed."
         else:
             lines = [f"Visible tests: {visible.outcome.value}."]
             for test in visible.failing():
@@ -141,3 +142,16 @@ def feedback_for_repair(verdict: Verdict, max_chars: int = 2000) -> str:
                 lines.append(_clip(visible.detail))
             text = "\n".join(lines)
     return text if len(text) <= max_chars else text[: max_chars - 3] + "..."
+
+
+def repair_allowed(verdict: Verdict) -> bool:
+    """Whether a repair may follow: only when the checks the model may see (static, visible) failed.
+
+    Repairing after visible tests pass would tell the model that hidden tests failed, so it is not done.
+    """
+    if verdict.passed or not verdict.outcome.scored:
+        return False
+    if not verdict.suites:  # a static check failed: no code, syntax, signature or gate
+        return True
+    visible = verdict.suites.get("visible")
+    return visible is not None and not visible.passed

@@ -128,8 +128,8 @@ def _plugin_state(config: pytest.Config) -> dict[str, object]:
 class Integrity:
     """Snapshots of what the candidate must not change, taken before it runs, checked after.
 
-    Module contents are captured before pytest starts and compared after it has finished (pytest's
-    own configure-time patches are undone by then); plugins and hook implementations are captured
+    Module contents are captured before pytest starts (or, for a prepared session, right after the
+    worker configured it) and compared after the session has finished; plugins and hook implementations are captured
     at the start of collection and compared at the end of the session.
     """
 
@@ -391,6 +391,144 @@ def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, a
     basetemp = os.path.join(os.getcwd(), "pt")
     integrity.capture_modules()
     code = int(pytest.main(pytest_args(test_path, test_dir, ini_path, basetemp), plugins=[collector]))
+    channel.send({"k": "done", "exit": code, "tamper": integrity.problems()[:20]})
+    return code
+
+
+_REWRITTEN: dict[tuple[str, bytes], tuple] = {}
+"""pytest's assertion-rewritten code by (suite file path, source): filled by the worker before it forks."""
+_REWRITTEN_MAX = 256
+_PYTEST_REWRITE: list = []
+
+
+def _cached_rewrite_test(fn, config):
+    """pytest's `_rewrite_test`, reusing the code already rewritten for the same path and source."""
+    key = (str(fn), fn.read_bytes())
+    found = _REWRITTEN.get(key)
+    if found is None:
+        found = _PYTEST_REWRITE[0](fn, config)
+        if len(_REWRITTEN) >= _REWRITTEN_MAX:
+            _REWRITTEN.clear()
+        _REWRITTEN[key] = found
+    return found
+
+
+def _install_rewrite_cache() -> None:
+    from _pytest.assertion import rewrite
+
+    if not _PYTEST_REWRITE:
+        _PYTEST_REWRITE.append(rewrite._rewrite_test)
+        rewrite._rewrite_test = _cached_rewrite_test
+
+
+def prerewrite(test_path: str, prepared: Prepared) -> None:
+    """In the worker, before forking: assertion-rewrite a suite file so that the child reuses the code.
+
+    Only pytest's own rewriting runs, on a file the worker wrote; no job code executes here. A suite
+    shared by many samples of a task is rewritten once per worker (the cache is keyed by content).
+    """
+    from pathlib import Path
+
+    _cached_rewrite_test(Path(test_path), prepared.config)
+
+
+class Prepared:
+    """A pytest session configured and started in the warm worker, before any fork.
+
+    Everything up to `pytest_sessionstart` (plugin loading, argument parsing, configure hooks, the
+    fixture manager) depends only on fixed paths and the limits, so the worker does it once and
+    every forked child inherits it: the child only collects and runs its suite file.
+    """
+
+    def __init__(self, config: pytest.Config, session: pytest.Session, collector: Collector, objects: list) -> None:
+        self.config, self.session, self.collector, self.objects = config, session, collector, objects
+
+
+def prepare_session(test_dir: str, ini_path: str, scratch: str, limits: Limits) -> Prepared:
+    """Configure and start a pytest session for suite files in `test_dir`, run from `scratch`.
+
+    Must be called in the worker with `scratch` existing; never run the session here, only in a
+    forked child (`run_prepared`). The guarded-module snapshot is taken after configuration, so
+    pytest's configure-time patches are part of it (the child never unconfigures).
+    """
+    from _pytest.config import _prepareconfig
+
+    from runner.strength.hypothesis_profile import register_profile
+
+    register_profile(limits.hypothesis_examples)
+    _install_rewrite_cache()
+    collector = Collector(None, os.path.join(test_dir, "candidate.py"), None)
+    cwd = os.getcwd()
+    os.chdir(scratch)
+    try:
+        args = pytest_args(test_dir, test_dir, ini_path, os.path.join(scratch, "pt"))
+        config = _prepareconfig(args, plugins=[collector])
+        session = pytest.Session.from_config(config)
+        session.exitstatus = pytest.ExitCode.OK
+        config._do_configure()
+        config.hook.pytest_sessionstart(session=session)
+    finally:
+        os.chdir(cwd)
+    objects = _guarded_objects(tuple(m for m in GUARDED_MODULES if m != "candidate_guard"))
+    return Prepared(config, session, collector, objects)
+
+
+def _finish_session(config: pytest.Config, session: pytest.Session) -> int:
+    """The part of pytest's `wrap_session` after `pytest_sessionstart`: collect, run, finish."""
+    from _pytest.main import _main
+    from _pytest.outcomes import Exit
+
+    try:
+        try:
+            session.exitstatus = _main(config, session) or 0
+        except pytest.UsageError:
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        except session.Failed:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        except (KeyboardInterrupt, Exit) as exc:
+            excinfo = pytest.ExceptionInfo.from_current()
+            config.hook.pytest_keyboard_interrupt(excinfo=excinfo)
+            returncode = getattr(exc, "returncode", None)
+            session.exitstatus = returncode if returncode is not None else pytest.ExitCode.INTERRUPTED
+        except BaseException:
+            session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+            excinfo = pytest.ExceptionInfo.from_current()
+            try:
+                config.notify_exception(excinfo, config.option)
+            except Exit as exc:
+                if exc.returncode is not None:
+                    session.exitstatus = exc.returncode
+    finally:
+        try:
+            config.hook.pytest_sessionfinish(session=session, exitstatus=session.exitstatus)
+        except Exit as exc:
+            if exc.returncode is not None:
+                session.exitstatus = exc.returncode
+    return int(session.exitstatus)
+
+
+def run_prepared(prepared: Prepared, test_path: str, channel: Channel) -> int:
+    """In a forked child: collect and run one suite file with the worker's prepared session.
+
+    Reports go to `channel`; returns pytest's exit code. The audit hook is always installed.
+    """
+    test_dir = os.path.dirname(test_path)
+    candidate_path = os.path.join(test_dir, "candidate.py")
+    load_candidate_guard(test_dir)
+    integrity = Integrity()
+    collector = prepared.collector
+    collector.channel, collector.candidate_path, collector.integrity = channel, candidate_path, integrity
+
+    def on_candidate_start() -> None:
+        for module in list(sys.modules.values()):
+            if getattr(module, "__file__", None) == test_path:
+                integrity.capture_suite_globals(module)
+
+    install_audit_hook(channel, candidate_path, on_candidate_start)
+    integrity.objects = prepared.objects + _guarded_objects(("candidate_guard",))
+    prepared.config.args = [test_path]
+    os.environ["PYTEST_VERSION"] = pytest.__version__  # as pytest.main sets it (the child's environment is fresh)
+    code = _finish_session(prepared.config, prepared.session)
     channel.send({"k": "done", "exit": code, "tamper": integrity.problems()[:20]})
     return code
 

@@ -11,6 +11,7 @@ suite from the verdict channel alone (see `verdict_for`).
 from __future__ import annotations
 
 import ast
+import dataclasses
 import gc
 import importlib
 import os
@@ -46,6 +47,8 @@ PRELOAD = (
 PRELOAD_SKIP = ("hypothesis.extra.", "provider_conformance", "__main__")
 """Optional-dependency and slow tool modules of hypothesis (pytest and hypothesis import what they use)."""
 STDLIB_GATE = Path(__file__).resolve().parents[2] / "conf" / "gate" / "stdlib.yaml"
+WARMUP_EXAMPLES = 5
+"""Examples per property in the warm-up run: enough to load every lazily imported module, shrinking included."""
 WARMUP_SUITE = """
 import collections, heapq, math
 import pytest
@@ -68,12 +71,13 @@ def test_fail():
 def test_error():
     raise KeyError("x")
 
-@given(st.lists(st.integers()), st.text(), st.dictionaries(st.integers(), st.floats()))
-def test_property(xs, s, d):
+@given(st.lists(st.integers()), st.text(), st.dictionaries(st.integers(), st.floats()),
+       st.tuples(st.booleans(), st.sets(st.integers())))
+def test_property(xs, s, d, t):
     assert add(sum(xs), 0) == sum(xs)
 
-@given(st.integers(), st.tuples(st.booleans(), st.sets(st.integers())))
-def test_property_fails(x, t):
+@given(st.integers(10, 20), st.booleans())
+def test_property_fails(x, b):
     assert x < 5
 
 def test_skip():
@@ -249,8 +253,8 @@ def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits
 # ---------------------------------------------------------------- one suite run
 
 
-def _child(test_path: str, ini_path: str, scratch: str, slot, limits: Limits, res_w: int, out_w: int, nonce: str):
-    """In the forked child: plumb fds, confine, run pytest, exit. Never returns."""
+def _child(test_path: str, place: JobPlace, slot, limits: Limits, res_w: int, out_w: int, nonce: str):
+    """In the forked child: plumb fds, confine, run the prepared pytest session, exit. Never returns."""
     try:
         result_fd = os.dup(res_w)
         devnull = os.open(os.devnull, os.O_RDONLY)
@@ -261,12 +265,12 @@ def _child(test_path: str, ini_path: str, scratch: str, slot, limits: Limits, re
         os.closerange(4, 65536)  # nothing of the worker's protocol or lock files stays reachable
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        applied = isolation.confine(limits, slot, scratch)
+        applied = isolation.confine(limits, slot, place.scratch)
         channel = pytest_child.Channel(3, nonce)
         channel.send({"k": "isolation", "applied": applied})
-        os.chdir(scratch)
+        os.chdir(place.scratch)
         sys.path[:] = [p for p in sys.path if p and p != "."]
-        pytest_child.run_suite(test_path, ini_path, channel, limits)
+        pytest_child.run_prepared(place.prepared, test_path, channel)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
@@ -327,7 +331,7 @@ def _drain(fds: list[int], sinks: dict[int, bytearray], seconds: float) -> None:
                 sinks[fd] += chunk
 
 
-def run_suite(test_path: str, ini_path: str, scratch: str, slot, limits: Limits) -> RunFacts:
+def run_suite(test_path: str, place: JobPlace, slot, limits: Limits) -> RunFacts:
     """Fork a confined child for one suite file and supervise it to the end."""
     facts = RunFacts()
     nonce = secrets.token_hex(16)
@@ -339,7 +343,7 @@ def run_suite(test_path: str, ini_path: str, scratch: str, slot, limits: Limits)
     if pid == 0:
         os.close(res_r)
         os.close(out_r)
-        _child(test_path, ini_path, scratch, slot, limits, res_w, out_w, nonce)
+        _child(test_path, place, slot, limits, res_w, out_w, nonce)
     os.close(res_w)
     os.close(out_w)
     pidfd = os.pidfd_open(pid)
@@ -394,24 +398,20 @@ def _applied(facts: RunFacts) -> dict[str, bool]:
     return {}
 
 
-def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, limits: Limits, base: dict):
+def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, limits: Limits, base: dict,
+            place: JobPlace):  # fmt: skip
     """Run a job's suites in order. Returns (suite results, isolation in force, output, duration)."""
     start = time.monotonic()
     results: dict[str, SuiteResult] = {}
     in_force: dict[str, bool] = dict(base)
     outputs: list[str] = []
     bad = [name for name in files if not _SAFE_NAME.fullmatch(name) or ".." in name]
-    root = tempfile.mkdtemp(prefix="runner-job-", dir=isolation.JOB_DIR_BASE)
     try:
-        os.chmod(root, 0o755)
-        test_dir = os.path.join(root, "t")
-        os.mkdir(test_dir, 0o755)
-        ini_path = os.path.join(root, "pytest.ini")
-        _write_readonly(ini_path, "[pytest]\n")
+        place.clear()
         for name, source in files.items():
             if name not in bad:
-                _write_readonly(os.path.join(test_dir, name), source)
-        for index, (suite, test_file) in enumerate(suites):
+                _write_readonly(os.path.join(place.test_dir, name), source)
+        for suite, test_file in suites:
             if bad or test_file not in files:
                 problem = f"bad file names: {bad}" if bad else f"the job has no file {test_file!r}"
                 results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), problem)
@@ -421,11 +421,12 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
             except SyntaxError as err:
                 results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"suite file does not parse: {err}")
                 continue
-            scratch = os.path.join(root, f"w{index}")
-            os.mkdir(scratch, 0o700)
-            if limits.drop_privileges and isolation.is_root():
-                os.chown(scratch, slot.uid, slot.gid)
-            facts = run_suite(os.path.join(test_dir, test_file), ini_path, scratch, slot, limits)
+            place.fresh_scratch(slot, limits)
+            try:
+                pytest_child.prerewrite(os.path.join(place.test_dir, test_file), place.prepared)
+            except Exception:  # the child rewrites it itself and reports whatever goes wrong
+                pass
+            facts = run_suite(os.path.join(place.test_dir, test_file), place, slot, limits)
             results[suite] = verdict_for(suite, expected, facts, limits)
             applied = _applied(facts)
             for key in set(in_force) | set(applied):
@@ -436,9 +437,61 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
                     text += f"\n[output capped at {limits.max_output_kb} KB]"
                 outputs.append(f"--- {suite} ---\n{text}")
     finally:
-        shutil.rmtree(root, ignore_errors=True)
+        place.clear()
         isolation.remove_scratch_files(slot)
     return results, in_force, "\n".join(outputs), time.monotonic() - start
+
+
+class JobPlace:
+    """The worker's one job directory, at a fixed path for its whole life, and the session prepared for it.
+
+    Layout: `root/pytest.ini`, `root/t/` (the job's files, read-only, root-owned when root) and
+    `root/w/` (the child's working directory, owned by the sandbox uid). The paths never change,
+    so the pytest session can be configured once (`pytest_child.prepare_session`); the contents
+    are wiped before and after every job and the working directory before every suite.
+    """
+
+    def __init__(self, slot, limits: Limits) -> None:
+        prefix = f"runner-slot{slot.index}-"
+        _remove_stale(prefix)
+        self.root = tempfile.mkdtemp(prefix=prefix, dir=isolation.JOB_DIR_BASE)
+        os.chmod(self.root, 0o755)
+        self.test_dir = os.path.join(self.root, "t")
+        self.scratch = os.path.join(self.root, "w")
+        self.ini_path = os.path.join(self.root, "pytest.ini")
+        os.mkdir(self.test_dir, 0o755)
+        _write_readonly(self.ini_path, "[pytest]\n")
+        self.fresh_scratch(slot, limits)
+        self.prepared = pytest_child.prepare_session(self.test_dir, self.ini_path, self.scratch, limits)
+
+    def clear(self) -> None:
+        """Remove every job file and the working directory's contents."""
+        for entry in os.scandir(self.test_dir):
+            os.unlink(entry.path)
+        shutil.rmtree(self.scratch, ignore_errors=True)
+
+    def fresh_scratch(self, slot, limits: Limits) -> None:
+        """An empty working directory for the next child, owned by the sandbox uid."""
+        shutil.rmtree(self.scratch, ignore_errors=True)
+        os.mkdir(self.scratch, 0o700)
+        if limits.drop_privileges and isolation.is_root():
+            os.chown(self.scratch, slot.uid, slot.gid)
+
+    def remove(self) -> None:
+        """Delete the whole directory (when the worker ends)."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def _remove_stale(prefix: str) -> None:
+    """Remove job directories a killed worker of this slot left (the slot lock says none is alive)."""
+    base = isolation.JOB_DIR_BASE or tempfile.gettempdir()
+    for entry in os.scandir(base):
+        try:
+            mine = entry.stat(follow_symlinks=False).st_uid == os.geteuid()
+            if entry.name.startswith(prefix) and mine and entry.is_dir(follow_symlinks=False):
+                shutil.rmtree(entry.path, ignore_errors=True)
+        except OSError:
+            continue
 
 
 def _write_readonly(path: str, text: str) -> None:
@@ -508,8 +561,9 @@ def warm_up(limits: Limits) -> None:
             os.dup2(sink.fileno(), 2)
             try:
                 channel = pytest_child.Channel(sink.fileno(), "warmup")
+                warm_limits = dataclasses.replace(limits, hypothesis_examples=WARMUP_EXAMPLES)
                 pytest_child.run_suite(os.path.join(test_dir, "test_w.py"), os.path.join(root, "pytest.ini"),
-                                       channel, limits, audit=False)  # fmt: skip
+                                       channel, warm_limits, audit=False)  # fmt: skip
             finally:
                 os.dup2(saved[0], 1)
                 os.dup2(saved[1], 2)
@@ -561,16 +615,20 @@ def main() -> None:
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     preload()
     warm_up(limits)
+    place = JobPlace(slot, limits)
     gc.freeze()  # the warm heap is never collected again: pytest's gc.collect() calls stay cheap
     base = {"process_group_kill": subreaper, "output_cap": True}
-    in_force = {**probe(limits, slot), **base}
-    write_frame(replies, {"ready": True, "slot": slot.index, "uid": slot.uid, "isolation": in_force})
-    while True:
-        job = read_frame(requests)
-        if job is None:
-            return
-        files, suites = job
-        write_frame(replies, run_job(files, suites, slot, limits, base))
+    try:
+        in_force = {**probe(limits, slot), **base}
+        write_frame(replies, {"ready": True, "slot": slot.index, "uid": slot.uid, "isolation": in_force})
+        while True:
+            job = read_frame(requests)
+            if job is None:
+                return
+            files, suites = job
+            write_frame(replies, run_job(files, suites, slot, limits, base, place))
+    finally:
+        place.remove()
 
 
 if __name__ == "__main__":

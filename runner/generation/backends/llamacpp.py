@@ -4,8 +4,9 @@ The model is loaded once per backend instance, lazily and in a worker thread; ge
 time (a lock) in a worker thread, since they are CPU-bound. Prompt caching is off so that a request's
 result does not depend on the requests before it.
 
-backend.n_threads=0 means all cores. On a machine whose cores are busy with other work (test sandboxes,
-a parallel sweep), fewer threads can be much faster: llama.cpp's threads wait on each other each step.
+backend.n_threads=0 means all cores but one, left to the test sandboxes that run beside generation: when
+its cores are busy with other work, llama.cpp's threads wait on each other each step and slow down many
+times over.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ class LlamaCppBackend:
         self.model_id = model.id
         self.num_ctx = model.num_ctx
         self.think = model.think
-        self.n_threads = backend.n_threads if backend.n_threads > 0 else (os.cpu_count() or 1)
+        self.n_threads = backend.n_threads if backend.n_threads > 0 else max(1, (os.cpu_count() or 1) - 1)
         self.max_retries = backend.max_retries
         self.backoff_s = backend.retry_backoff_s
         self._lock = threading.Lock()
