@@ -122,6 +122,7 @@ class SandboxConfig:
     max_processes: int = 16
     network: bool = False
     drop_privileges: bool = True
+    hypothesis_examples: int = 100  # examples per property test (derandomized profile)
 
 
 @dataclass

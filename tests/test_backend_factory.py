@@ -35,9 +35,11 @@ def test_make_backend_builds_the_named_backend(name, cls):
     asyncio.run(backend.aclose())
 
 
-def test_llamacpp_zero_threads_means_all_cores(monkeypatch):
+def test_llamacpp_zero_threads_means_all_cores_but_one(monkeypatch):
     monkeypatch.setattr("os.cpu_count", lambda: 7)
-    assert make_backend(BackendConfig(name="llamacpp", n_threads=0), MODEL).n_threads == 7
+    assert make_backend(BackendConfig(name="llamacpp", n_threads=0), MODEL).n_threads == 6
+    monkeypatch.setattr("os.cpu_count", lambda: 1)
+    assert make_backend(BackendConfig(name="llamacpp", n_threads=0), MODEL).n_threads == 1
     assert make_backend(BackendConfig(name="llamacpp", n_threads=3), MODEL).n_threads == 3
 
 

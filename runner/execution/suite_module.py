@@ -2,8 +2,8 @@
 
 Every suite runs with these names in scope: the task's entry point(s), imported from the candidate
 module `candidate`; the reference solution as module `reference` (for differential checks); the
-standard helpers `copy`, `math`, `itertools`, `collections`, `functools`, `re`, `string`, `pytest`;
-and hypothesis's `given`, `settings`, `assume`, `example`, `st`. Suite files import the candidate's
+standard helpers `copy`, `math`, `itertools`, `collections`, `functools`, `re`, `string`, `sys`,
+`pytest`; and hypothesis's `given`, `settings`, `assume`, `example`, `st`. Suite files import the candidate's
 functions through `candidate_guard`, which rejects return values that are not plain built-in data
 (an object whose `__eq__` always answers True cannot pass an equality assertion).
 """
@@ -20,6 +20,7 @@ import itertools
 import math
 import re
 import string
+import sys
 
 import pytest
 from hypothesis import assume, example, given, settings

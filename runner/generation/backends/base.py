@@ -86,3 +86,18 @@ class Backend(Protocol):
     async def aclose(self) -> None:
         """Release connections, threads and loaded models."""
         ...
+
+
+def chat_completion_body(messages: list[dict[str, str]], options: GenerationOptions) -> dict[str, Any]:
+    """The OpenAI-style chat-completion fields every OpenAI-compatible endpoint understands."""
+    body: dict[str, Any] = {
+        "messages": messages,
+        "max_tokens": options.num_predict,
+        "temperature": options.temperature,
+        "top_p": options.top_p,
+    }
+    if options.seed is not None:
+        body["seed"] = options.seed
+    if options.stop:
+        body["stop"] = list(options.stop)
+    return body

@@ -21,7 +21,7 @@ from typing import Any
 import xllamacpp
 
 from runner.config import BackendConfig, ModelConfig
-from runner.generation.backends.base import BackendError, Generation, GenerationOptions
+from runner.generation.backends.base import BackendError, Generation, GenerationOptions, chat_completion_body
 from runner.generation.backends.gguf import gguf_digest, resolve_gguf
 from runner.generation.backends.http_errors import status_error
 from runner.generation.backends.retry import with_retries
@@ -45,17 +45,7 @@ class LlamaCppBackend:
 
     def request_body(self, messages: list[dict[str, str]], options: GenerationOptions) -> dict[str, Any]:
         """The OpenAI-style request handed to llama.cpp's chat handler (num_ctx is a load parameter)."""
-        body: dict[str, Any] = {
-            "messages": messages,
-            "max_tokens": options.num_predict,
-            "temperature": options.temperature,
-            "top_p": options.top_p,
-            "cache_prompt": False,
-        }
-        if options.seed is not None:
-            body["seed"] = options.seed
-        if options.stop:
-            body["stop"] = list(options.stop)
+        body = {**chat_completion_body(messages, options), "cache_prompt": False}
         think = options.think if options.think is not None else self.think
         if think is not None:
             body["chat_template_kwargs"] = {"enable_thinking": think}

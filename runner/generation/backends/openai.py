@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from runner.config import BackendConfig, ModelConfig
-from runner.generation.backends.base import BackendError, Generation, GenerationOptions
+from runner.generation.backends.base import BackendError, Generation, GenerationOptions, chat_completion_body
 from runner.generation.backends.http_errors import error_detail, status_error, transport_error
 from runner.generation.backends.retry import with_retries
 
@@ -38,19 +38,7 @@ class OpenAIBackend:
 
     def request_body(self, messages: list[dict[str, str]], options: GenerationOptions) -> dict[str, Any]:
         """The /chat/completions body. num_ctx, think and keep_alive have no OpenAI equivalent."""
-        body: dict[str, Any] = {
-            "model": self.model_id,
-            "messages": messages,
-            "max_tokens": options.num_predict,
-            "temperature": options.temperature,
-            "top_p": options.top_p,
-            "stream": False,
-        }
-        if options.seed is not None:
-            body["seed"] = options.seed
-        if options.stop:
-            body["stop"] = list(options.stop)
-        return body
+        return {"model": self.model_id, **chat_completion_body(messages, options), "stream": False}
 
     async def generate(self, messages: list[dict[str, str]], options: GenerationOptions) -> Generation:
         """One chat completion; transient failures are retried up to backend.max_retries."""
