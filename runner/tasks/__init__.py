@@ -26,9 +26,7 @@ def load_task_set(cfg) -> list[Task]:
 
         tasks = getattr(importers, f"load_{cfg.importer}")(cfg.path)
     else:
-        raise TaskError(
-            cfg.path, "task_set.importer", f"unknown importer {cfg.importer!r}; use one of {IMPORTERS}"
-        )
+        raise TaskError(cfg.path, "task_set.importer", f"unknown importer {cfg.importer!r}; use one of {IMPORTERS}")
     return select_tasks(tasks, list(cfg.include), cfg.limit, cfg.created_after)
 
 
@@ -48,8 +46,6 @@ def select_tasks(tasks: list[Task], include: list[str], limit: int, created_afte
         try:
             cutoff = dt.date.fromisoformat(created_after)
         except ValueError:
-            raise TaskError(
-                "task_set.created_after", None, f"{created_after!r} is not a date (YYYY-MM-DD)"
-            ) from None
+            raise TaskError("task_set.created_after", None, f"{created_after!r} is not a date (YYYY-MM-DD)") from None
         tasks = [t for t in tasks if t.created is not None and t.created > cutoff]
     return tasks[:limit] if limit > 0 else tasks

@@ -60,9 +60,7 @@ def load_task_dir(directory: str | Path) -> list[Task]:
     """Load every `*.yaml` / `*.yml` task in a directory, sorted by file name; ids must be unique."""
     directory = Path(directory)
     if not directory.is_dir():
-        raise TaskError(
-            directory, None, "task set directory not found; set task_set.path to a directory of YAML tasks"
-        )
+        raise TaskError(directory, None, "task set directory not found; set task_set.path to a directory of YAML tasks")
     files = sorted([*directory.glob("*.yaml"), *directory.glob("*.yml")])
     if not files:
         raise TaskError(directory, None, "contains no *.yaml task files")
@@ -119,9 +117,7 @@ def _parse(path: Path, field: str, source: str) -> ast.Module:
     try:
         return ast.parse(source)
     except SyntaxError as exc:
-        raise TaskError(
-            path, field, f"does not parse: {exc.msg} at line {exc.lineno} of that field"
-        ) from None
+        raise TaskError(path, field, f"does not parse: {exc.msg} at line {exc.lineno} of that field") from None
 
 
 def _string_list(path: Path, data: dict, key: str) -> list[str]:
