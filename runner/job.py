@@ -7,6 +7,7 @@ import json
 import logging
 import subprocess
 import sys
+import time
 from dataclasses import asdict
 from pathlib import Path
 
@@ -63,6 +64,10 @@ async def _run(cfg, out_dir: Path, tasks: list[Task]) -> int:
 
         excluded: list[dict] = []
         ready = asyncio.ensure_future(start_pool_and_gold_check())
+        if cfg.tracking.enabled:  # creating a fresh MLflow store takes seconds: overlap it with generation
+            from runner.tracking import ensure_store
+
+            store = asyncio.ensure_future(asyncio.to_thread(ensure_store, cfg.tracking))
         experiment = Experiment(
             cfg=cfg,
             backend=backend,
@@ -77,6 +82,8 @@ async def _run(cfg, out_dir: Path, tasks: list[Task]) -> int:
         try:
             records = await experiment.run(tasks)
             await ready
+            if cfg.tracking.enabled:
+                await store
             isolation = pools[0].isolation
         finally:
             ready.cancel()
@@ -113,6 +120,7 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
     from runner.scoring import summarize
     from runner.summary import summary_table, task_rows
 
+    started = time.perf_counter()
     metrics = summarize(
         records,
         ks=tuple(cfg.scoring.k),
@@ -140,11 +148,15 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
         "created_after": cfg.task_set.created_after,
         "flag_temperature0_multisample": str(cfg.sampling.temperature == 0 and cfg.sampling.n > 1).lower(),
     }
-    (out_dir / "run.json").write_text(json.dumps({"tags": tags, "isolation": isolation}, indent=2))
+    run_info = {"tags": tags, "isolation": isolation, "timings": {"scoring_s": round(time.perf_counter() - started, 3)}}
+    (out_dir / "run.json").write_text(json.dumps(run_info, indent=2))
     if cfg.tracking.enabled:
         from runner.tracking import log_job
 
+        started = time.perf_counter()
         run_id = log_job(cfg, out_dir, records, metrics, tags, rows)
+        run_info["timings"]["tracking_s"] = round(time.perf_counter() - started, 3)
+        (out_dir / "run.json").write_text(json.dumps(run_info, indent=2))
         print(f"MLflow run {run_id} in {cfg.tracking.uri} (experiment {cfg.tracking.experiment!r})")
     print(f"cache: {cache.hits} hits, {cache.misses} misses; records in {out_dir / 'attempts.jsonl'}")
     unscored = sum(1 for r in records if r.final and r.outcome in ("backend_error", "harness_error"))

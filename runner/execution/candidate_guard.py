@@ -7,7 +7,6 @@ never reach an assertion. The check uses references captured before the candidat
 
 from __future__ import annotations
 
-import functools
 import importlib
 
 _type = type
@@ -41,24 +40,67 @@ def check_plain(value: object) -> None:
             raise NotPlainData(f"candidate returned a {kind.__name__!r} object, not plain built-in data")
 
 
-def _guarded(fn):
-    @functools.wraps(fn)
+_LOADED: dict[str, object] = {}
+"""The candidate's functions once `candidate` has been imported (by the first call of any entry point)."""
+_FAILED: list[BaseException] = []
+"""The exception of a failed import: sticky, every later call fails too (the import is never retried)."""
+
+
+class CandidateLoadError(ImportError):
+    """The candidate module could not be imported, or lacks an entry point."""
+
+
+def _load(name: str):
+    if _FAILED:
+        raise CandidateLoadError(f"the candidate could not be loaded: {load_failure()}") from _FAILED[0]
+    if name not in _LOADED:
+        try:
+            module = importlib.import_module("candidate")
+            for entry in _NAMES:
+                fn = module.__dict__.get(entry)
+                if not callable(fn):
+                    raise NameError(f"candidate does not define {entry!r}")
+                _LOADED[entry] = fn
+        except BaseException as err:
+            _FAILED.append(err)
+            raise
+    return _LOADED[name]
+
+
+def load_failure() -> str | None:
+    """Why the candidate could not be loaded (`ExcType: message`), or None if it has not failed."""
+    if not _FAILED:
+        return None
+    err = _FAILED[0]
+    try:
+        text = str(err)
+    except Exception:  # a hostile exception's __str__ may raise
+        text = ""
+    return f"{_type(err).__name__}: {text}"[:500]
+
+
+_NAMES: list[str] = []
+
+
+def _guarded(name: str):
     def call(*args, **kwargs):
-        result = fn(*args, **kwargs)
+        result = _load(name)(*args, **kwargs)
         check_plain(result)
         return result
 
+    call.__name__ = call.__qualname__ = name
     call.__test__ = False  # an entry point named test_* is the candidate, not a test to collect
     return call
 
 
 def load_entry_points(names: tuple[str, ...]) -> tuple:
-    """Import module `candidate` and return its named functions, each guarded."""
-    module = importlib.import_module("candidate")
-    found = []
+    """Guarded stand-ins for the candidate's named functions; `candidate` is imported on the first call.
+
+    The import is lazy so that pytest collects (imports and assertion-rewrites) every suite module of a
+    session before any candidate code runs. A failed import is sticky: every later call raises
+    CandidateLoadError, in every suite.
+    """
     for name in names:
-        fn = module.__dict__.get(name)
-        if not callable(fn):
-            raise NameError(f"candidate does not define {name!r}")
-        found.append(_guarded(fn))
-    return tuple(found)
+        if name not in _NAMES:
+            _NAMES.append(name)
+    return tuple(_guarded(name) for name in names)

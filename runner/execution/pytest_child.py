@@ -129,15 +129,19 @@ class Integrity:
     """Snapshots of what the candidate must not change, taken before it runs, checked after.
 
     Module contents are captured before pytest starts (or, for a prepared session, right after the
-    worker configured it) and compared after the session has finished; plugins and hook implementations are captured
-    at the start of collection and compared at the end of the session.
+    worker configured it) and compared at every check; plugins and hook implementations are captured
+    at the start of collection, the collected test items at its end, and the suite modules' globals,
+    the `reference` module and the guard's state when the candidate is about to execute. `check` runs
+    at the end of every suite of the session and compares everything with the first snapshot.
     """
 
     def __init__(self) -> None:
         self.objects: list[tuple] = []
         self.plugins: dict[str, object] = {}
-        self.suite_module: types.ModuleType | None = None
-        self.suite_globals: dict[str, object] = {}
+        self.suite_globals: dict[str, tuple[types.ModuleType, dict[str, object]]] = {}
+        self.items: list[tuple] = []
+        self.late: list[tuple] = []
+        self.hypothesis: tuple = _hypothesis_state()
         self.found: list[str] = []
 
     def capture_modules(self) -> None:
@@ -145,34 +149,92 @@ class Integrity:
         self.objects = _guarded_objects(GUARDED_MODULES)
 
     def capture_plugins(self, config: pytest.Config) -> None:
-        """At the start of collection, before the suite module (and so the candidate) is imported."""
+        """At the start of collection, before any suite module (and so the candidate) is imported."""
         self.plugins = _plugin_state(config)
 
-    def capture_suite_globals(self, module: types.ModuleType | None) -> None:
-        """When the candidate is about to execute: the suite module's bindings so far."""
-        if module is not None:
-            self.suite_module = module
-            self.suite_globals = {k: v for k, v in vars(module).items() if not k.startswith("__")}
+    def capture_items(self, items: list) -> None:
+        """At the end of collection: each test item's function (and hypothesis's inner test) and code."""
+        self.items = [(item, *_item_state(item)) for item in items]
 
-    def check_session(self, config: pytest.Config) -> None:
-        """At the end of the session: plugins, hooks and the suite module's early bindings."""
-        if not self.plugins:
-            self.found.append("the collection hook never ran")
-        now = _plugin_state(config)
-        self.found += [f"pytest {key} changed" for key, value in self.plugins.items() if now.get(key) != value]
-        if self.suite_module is not None:
-            names = vars(self.suite_module)
-            self.found += [
-                f"suite global {k!r} was rebound" for k, v in self.suite_globals.items() if names.get(k) is not v
-            ]
-        if sys.gettrace() is not None or sys.getprofile() is not None:
-            self.found.append("a trace or profile function is installed")
+    def capture_suite_globals(self, modules: list[types.ModuleType]) -> None:
+        """When the candidate is about to execute: every suite module's bindings so far, the reference, the guard."""
+        for module in modules:
+            self.suite_globals[module.__name__] = (module, {k: v for k, v in vars(module).items() if k[:2] != "__"})
+        self.late = _guarded_objects(("reference",))
+        self.hypothesis = _hypothesis_state()
+        guard = sys.modules.get("candidate_guard")
+        for name in ("_LOADED", "_FAILED", "_NAMES"):
+            if guard is not None and name in vars(guard):
+                self.late.append((vars(guard), name, vars(guard)[name], None))
 
-    def problems(self) -> list[str]:
-        """Everything found, including module contents compared now (after pytest.main)."""
+    def check(self, config: pytest.Config | None) -> list[str]:
+        """Everything found so far: plugins, hooks, guarded modules, suite globals, items, the guard."""
+        found = list(self.found)
+        if not self.plugins or config is None:
+            found.append("the collection hook never ran")
         if not self.objects:
-            return [*self.found, "module snapshot missing"]
-        return [*self.found, *_changed(self.objects), *_uses_reference()]
+            found.append("module snapshot missing")
+        now = _plugin_state(config) if config is not None else {}
+        found += [f"pytest {key} changed" for key, value in self.plugins.items() if now.get(key) != value]
+        for name, (module, bindings) in self.suite_globals.items():
+            names = vars(module)
+            found += [f"suite global {k!r} of {name} was rebound" for k, v in bindings.items() if names.get(k) is not v]
+            if sys.modules.get(name, module) is not module:
+                found.append(f"suite module {name} was replaced")
+        for item, *state in self.items:
+            if any(a is not b for a, b in zip(state, _item_state(item), strict=True)) or "runtest" in vars(item):
+                found.append(f"test item {item.nodeid} was changed")
+        now_hypothesis = _hypothesis_state()
+        if len(self.hypothesis) != len(now_hypothesis) or any(map(_differ, self.hypothesis, now_hypothesis)):
+            found.append("hypothesis settings were changed")
+        if sys.gettrace() is not None or sys.getprofile() is not None:
+            found.append("a trace or profile function is installed")
+        return [*found, *_changed(self.objects), *_changed(self.late), *_uses_reference(), *_guard_problems()]
+
+
+def _differ(a: object, b: object) -> bool:
+    return a is not b
+
+
+def _hypothesis_state() -> tuple:
+    """The active hypothesis settings and the registered profiles, as objects to compare by identity."""
+    module = sys.modules.get("hypothesis._settings")
+    if module is None:
+        return ()
+    profiles = module.settings._profiles
+    return (module.default_variable.value, module.settings._current_profile, profiles, *sorted(profiles),
+            *(profiles[k] for k in sorted(profiles)))  # fmt: skip
+
+
+def _item_state(item) -> tuple:
+    obj = vars(item).get("_obj")
+    handle = getattr(obj, "hypothesis", None)
+    inner = getattr(handle, "inner_test", None)
+    functions = (obj, getattr(obj, "__func__", None), inner)
+    settings = getattr(obj, "_hypothesis_internal_use_settings", None)
+    return (*functions, *(getattr(f, "__code__", None) for f in functions), handle, settings)
+
+
+def _guard_problems() -> list[str]:
+    """The guard may only hand out the very functions the candidate module defines."""
+    guard, candidate = sys.modules.get("candidate_guard"), sys.modules.get("candidate")
+    loaded = getattr(guard, "_LOADED", None)
+    if not isinstance(loaded, dict) or not loaded:
+        return []
+    names = vars(candidate) if candidate is not None else {}
+    if any(names.get(k) is not v for k, v in list(loaded.items())):
+        return ["the guard's entry points were swapped"]
+    return []
+
+
+def load_failure() -> str | None:
+    """The guard's record of a failed candidate import (`ExcType: message`), or None."""
+    guard = sys.modules.get("candidate_guard")
+    try:
+        failure = guard.load_failure() if guard is not None and hasattr(guard, "load_failure") else None
+    except Exception:
+        return "the guard could not say whether the candidate loaded"
+    return failure if isinstance(failure, str) or failure is None else str(type(failure))
 
 
 def _uses_reference() -> list[str]:
@@ -261,19 +323,38 @@ def describe(excinfo: pytest.ExceptionInfo | None, candidate_path: str) -> dict:
 
 
 class Collector:
-    """The pytest plugin whose reports are the only results the worker accepts."""
+    """The pytest plugin whose reports are the only results the worker accepts.
+
+    A session may run several suite files in order; when the first test of the next file starts, and
+    at the end of the session, the integrity checks run and a `suite_done` message closes the suite.
+    """
 
     def __init__(self, channel: Channel, candidate_path: str, integrity: Integrity) -> None:
         self.channel, self.candidate_path, self.integrity = channel, candidate_path, integrity
         self.failures: dict[tuple[str, str], dict] = {}
+        self.config: pytest.Config | None = None
+        self.current: str | None = None
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
+        self.config = session.config
         self.integrity.capture_plugins(session.config)
 
     @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.integrity.capture_items(list(session.items))
+        self.channel.send({"k": "collected"})
+
+    @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        self.integrity.check_session(session.config)
+        self.close_suite()
+
+    def close_suite(self) -> None:
+        """Check integrity and tell the worker that the running suite file has finished."""
+        if self.current is not None:
+            tamper = self.integrity.check(self.config)[:20]
+            self.channel.send({"k": "suite_done", "file": self.current, "tamper": tamper, "load": load_failure()})
+            self.current = None
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_make_collect_report(self, collector):
@@ -287,6 +368,10 @@ class Collector:
         return report
 
     def pytest_runtest_logstart(self, nodeid: str, location) -> None:
+        file = nodeid.split("::", 1)[0]
+        if file != self.current:
+            self.close_suite()
+            self.current = file
         self.channel.send({"k": "start", "id": nodeid})
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -367,6 +452,22 @@ def load_candidate_guard(test_dir: str) -> None:
         sys.modules["candidate_guard"] = candidate_guard
 
 
+def _watch_candidate(channel: Channel, candidate_path: str, test_paths: list[str], integrity: Integrity) -> None:
+    """Install the audit hook; when the candidate starts, say so and snapshot the suite modules."""
+
+    def on_candidate_start() -> None:
+        channel.send({"k": "armed"})
+        paths = set(test_paths)
+        modules = [m for m in list(sys.modules.values()) if getattr(m, "__file__", None) in paths]
+        integrity.capture_suite_globals(modules)
+
+    install_audit_hook(channel, candidate_path, on_candidate_start)
+
+
+def _send_done(channel: Channel, code: int, integrity: Integrity, config: pytest.Config | None) -> None:
+    channel.send({"k": "done", "exit": code, "tamper": integrity.check(config)[:20], "load": load_failure()})
+
+
 def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, audit: bool = True) -> int:
     """Run one suite file with pytest in this process; reports go to `channel`. Returns pytest's code.
 
@@ -380,18 +481,12 @@ def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, a
     load_candidate_guard(test_dir)
     integrity = Integrity()
     collector = Collector(channel, candidate_path, integrity)
-
-    def on_candidate_start() -> None:
-        for module in list(sys.modules.values()):
-            if getattr(module, "__file__", None) == test_path:
-                integrity.capture_suite_globals(module)
-
     if audit:
-        install_audit_hook(channel, candidate_path, on_candidate_start)
+        _watch_candidate(channel, candidate_path, [test_path], integrity)
     basetemp = os.path.join(os.getcwd(), "pt")
     integrity.capture_modules()
     code = int(pytest.main(pytest_args(test_path, test_dir, ini_path, basetemp), plugins=[collector]))
-    channel.send({"k": "done", "exit": code, "tamper": integrity.problems()[:20]})
+    _send_done(channel, code, integrity, collector.config)
     return code
 
 
@@ -507,29 +602,25 @@ def _finish_session(config: pytest.Config, session: pytest.Session) -> int:
     return int(session.exitstatus)
 
 
-def run_prepared(prepared: Prepared, test_path: str, channel: Channel) -> int:
-    """In a forked child: collect and run one suite file with the worker's prepared session.
+def run_prepared(prepared: Prepared, test_paths: list[str], channel: Channel) -> int:
+    """In a forked child: collect all the suite files, then run them in order, in one prepared session.
 
-    Reports go to `channel`; returns pytest's exit code. The audit hook is always installed.
+    Collection (import and assertion rewriting of every file) ends before any test runs, and the suite
+    modules load the candidate lazily, on the first call of an entry point. Reports go to `channel`;
+    returns pytest's exit code. The audit hook is always installed.
     """
-    test_dir = os.path.dirname(test_path)
+    test_dir = os.path.dirname(test_paths[0])
     candidate_path = os.path.join(test_dir, "candidate.py")
     load_candidate_guard(test_dir)
     integrity = Integrity()
     collector = prepared.collector
     collector.channel, collector.candidate_path, collector.integrity = channel, candidate_path, integrity
-
-    def on_candidate_start() -> None:
-        for module in list(sys.modules.values()):
-            if getattr(module, "__file__", None) == test_path:
-                integrity.capture_suite_globals(module)
-
-    install_audit_hook(channel, candidate_path, on_candidate_start)
+    _watch_candidate(channel, candidate_path, test_paths, integrity)
     integrity.objects = prepared.objects + _guarded_objects(("candidate_guard",))
-    prepared.config.args = [test_path]
+    prepared.config.args = list(test_paths)
     os.environ["PYTEST_VERSION"] = pytest.__version__  # as pytest.main sets it (the child's environment is fresh)
     code = _finish_session(prepared.config, prepared.session)
-    channel.send({"k": "done", "exit": code, "tamper": integrity.problems()[:20]})
+    _send_done(channel, code, integrity, prepared.config)
     return code
 
 

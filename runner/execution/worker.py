@@ -17,6 +17,7 @@ import importlib
 import os
 import pickle
 import re
+import resource
 import secrets
 import select
 import shutil
@@ -179,7 +180,7 @@ def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits
     tamper = list(facts.violations)
     phases: dict[str, dict] = {}
     started: list[str] = []
-    collect_errors, internal, done = [], [], None
+    collect_errors, internal, done, load_failure = [], [], None, None
     for message in facts.messages:
         kind = message.get("k")
         if kind == "report":
@@ -195,6 +196,8 @@ def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits
             tamper.append(message.get("why", "unspecified"))
         elif kind == "internal":
             internal.append(message.get("msg", ""))
+        elif kind == "load":
+            load_failure = str(message.get("why", ""))
         elif kind == "done":
             if done is not None:
                 tamper.append("two end-of-session messages")
@@ -232,6 +235,8 @@ def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits
             return result(Outcome.HARNESS_ERROR, f"test-only module missing: {module}")
     if collect_errors:
         return result(Outcome.ERROR, "the suite could not be collected: " + collect_errors[0].get("msg", ""))
+    if load_failure is not None:
+        return result(Outcome.ERROR, "the candidate could not be loaded: " + load_failure[:500])
     if internal:
         return result(Outcome.ERROR, "pytest internal error: " + internal[0][:500])
     if done is None:
@@ -250,10 +255,10 @@ def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits
     return result(Outcome.ERROR, summary)
 
 
-# ---------------------------------------------------------------- one suite run
+# ---------------------------------------------------------------- one session run
 
 
-def _child(test_path: str, place: JobPlace, slot, limits: Limits, res_w: int, out_w: int, nonce: str):
+def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: int, out_w: int, nonce: str):
     """In the forked child: plumb fds, confine, run the prepared pytest session, exit. Never returns."""
     try:
         result_fd = os.dup(res_w)
@@ -265,12 +270,14 @@ def _child(test_path: str, place: JobPlace, slot, limits: Limits, res_w: int, ou
         os.closerange(4, 65536)  # nothing of the worker's protocol or lock files stays reachable
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
-        applied = isolation.confine(limits, slot, place.scratch)
+        # The CPU limit holds per suite: the worker lowers the soft limit as each suite starts.
+        session_limits = dataclasses.replace(limits, cpu_s=limits.cpu_s * len(test_paths))
+        applied = isolation.confine(session_limits, slot, place.scratch)
         channel = pytest_child.Channel(3, nonce)
         channel.send({"k": "isolation", "applied": applied})
         os.chdir(place.scratch)
         sys.path[:] = [p for p in sys.path if p and p != "."]
-        pytest_child.run_prepared(place.prepared, test_path, channel)
+        pytest_child.run_prepared(place.prepared, test_paths, channel)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
@@ -280,23 +287,6 @@ def _child(test_path: str, place: JobPlace, slot, limits: Limits, res_w: int, ou
             sys.stderr.flush()
         finally:
             os._exit(70)
-
-
-def _parse_channel(data: bytes, nonce: str, facts: RunFacts) -> None:
-    prefix = nonce + " "
-    for raw in data.split(b"\n"):
-        if not raw:
-            continue
-        line = raw.decode("utf-8", "replace")
-        if not line.startswith(prefix):
-            facts.violations.append("an unauthenticated message on the verdict channel")
-            continue
-        try:
-            message = decode_message(line[len(prefix) :])
-        except ValueError:
-            facts.violations.append("a malformed message on the verdict channel")
-            continue
-        facts.messages.append(message)
 
 
 def decode_message(text: str) -> dict:
@@ -310,6 +300,8 @@ def decode_message(text: str) -> dict:
         raise ValueError("message without a node id")
     if value["k"] == "report" and value.get("when") not in ("setup", "call", "teardown"):
         raise ValueError("report without a phase")
+    if value["k"] == "suite_done" and not isinstance(value.get("file"), str):
+        raise ValueError("suite end without a file")
     return value
 
 
@@ -331,10 +323,97 @@ def _drain(fds: list[int], sinks: dict[int, bytearray], seconds: float) -> None:
                 sinks[fd] += chunk
 
 
-def run_suite(test_path: str, place: JobPlace, slot, limits: Limits) -> RunFacts:
-    """Fork a confined child for one suite file and supervise it to the end."""
-    facts = RunFacts()
-    nonce = secrets.token_hex(16)
+@dataclass
+class SessionFacts:
+    """What the trusted side observed of one session over several suite files (in order)."""
+
+    files: list[str]
+    messages: list[tuple[int, dict]] = field(default_factory=list)
+    """(index of the suite running when the message arrived, or -1 during collection; message)"""
+    violations: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    output_exceeded: bool = False
+    status: int | None = None
+    output: bytes = b""
+    output_marks: dict[int, int] = field(default_factory=dict)
+    """Offset in `output` at which each suite (by index) started."""
+    leftovers: bool = False
+    running: int = -1
+    """The suite that was running when the session ended (-1: none had started)."""
+    nonce: str = ""
+    pending: bytes = b""
+
+    def feed(self, data: bytes) -> None:
+        """Parse complete channel lines; a `start` of a new file moves `running` on."""
+        lines = (self.pending + data).split(b"\n")
+        self.pending = lines.pop()
+        prefix = self.nonce + " "
+        for raw in lines:
+            if not raw:
+                continue
+            line = raw.decode("utf-8", "replace")
+            if not line.startswith(prefix):
+                self.violations.append("an unauthenticated message on the verdict channel")
+                continue
+            try:
+                message = decode_message(line[len(prefix) :])
+            except ValueError:
+                self.violations.append("a malformed message on the verdict channel")
+                continue
+            if message["k"] == "start":
+                index = self.suite_of(message["id"])
+                if index is not None and index != self.running:
+                    if index < self.running:
+                        self.violations.append("a suite started again after a later one")
+                    self.running = index
+            self.messages.append((self.running, message))
+
+    def suite_of(self, nodeid: str) -> int | None:
+        """Index of the suite file a node id belongs to, or None."""
+        name = nodeid.split("::", 1)[0]
+        return self.files.index(name) if name in self.files else None
+
+    def candidate_ran_during_collection(self) -> bool:
+        """True when the candidate's code started before collection of every file had finished."""
+        for _, message in self.messages:
+            if message["k"] == "collected":
+                return False
+            if message["k"] == "armed":
+                return True
+        return False
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _limit_cpu(pid: int, limits: Limits) -> None:
+    """Give the suite that is starting `cpu_s` seconds of CPU from now (the child's RLIMIT_CPU)."""
+    used = _cpu_seconds(pid)
+    if used is None:
+        return
+    soft = int(used) + max(1, int(round(limits.cpu_s)))
+    try:
+        hard = resource.prlimit(pid, resource.RLIMIT_CPU)[1]
+        if isolation.is_root():
+            hard = soft + 1
+        resource.prlimit(pid, resource.RLIMIT_CPU, (min(soft, hard), hard))
+    except (OSError, ValueError):
+        pass  # the child is gone, or the limit cannot be changed: the wall-clock limit still holds
+
+
+def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) -> SessionFacts:
+    """Fork one confined child for a job's suite files and supervise it to the end.
+
+    Each suite may run `timeout_s` wall clock and `cpu_s` CPU from its first test's start, and write
+    `max_output_kb`; the whole session may run `timeout_s` per suite.
+    """
+    count = len(test_paths)
+    facts = SessionFacts(files=[os.path.basename(p) for p in test_paths], nonce=secrets.token_hex(16))
     res_r, res_w = os.pipe()
     out_r, out_w = os.pipe()
     sys.stdout.flush()
@@ -343,16 +422,20 @@ def run_suite(test_path: str, place: JobPlace, slot, limits: Limits) -> RunFacts
     if pid == 0:
         os.close(res_r)
         os.close(out_r)
-        _child(test_path, place, slot, limits, res_w, out_w, nonce)
+        _child(test_paths, place, slot, limits, res_w, out_w, facts.nonce)
     os.close(res_w)
     os.close(out_w)
     pidfd = os.pidfd_open(pid)
     cap = limits.max_output_kb * 1024
-    sinks = {res_r: bytearray(), out_r: bytearray()}
+    channel_bytes = 0
+    output = bytearray()
     watched = [res_r, out_r, pidfd]
-    deadline = time.monotonic() + limits.timeout_s
+    start = time.monotonic()
+    session_deadline = start + limits.timeout_s * count
+    suite_deadline = session_deadline
+    running = -1
     while facts.status is None:
-        remaining = deadline - time.monotonic()
+        remaining = min(session_deadline, suite_deadline) - time.monotonic()
         if remaining <= 0:
             facts.timed_out = True
             break
@@ -365,25 +448,104 @@ def run_suite(test_path: str, place: JobPlace, slot, limits: Limits) -> RunFacts
             chunk = os.read(fd, 1 << 16)
             if not chunk:
                 watched.remove(fd)
+            elif fd == res_r:
+                channel_bytes += len(chunk)
+                facts.feed(chunk)
             else:
-                sinks[fd] += chunk
-        if len(sinks[out_r]) > cap:
+                output += chunk
+        if facts.running != running:
+            running = facts.running
+            facts.output_marks[running] = len(output)
+            suite_deadline = time.monotonic() + limits.timeout_s
+            if facts.status is None:
+                _limit_cpu(pid, limits)
+        if len(output) - facts.output_marks.get(running, 0) > cap or len(output) > cap * count:
             facts.output_exceeded = True
             break
-        if len(sinks[res_r]) > 8 << 20:
+        if channel_bytes > 8 << 20:
             facts.violations.append("the verdict channel was flooded")
             break
     if facts.status is None:
         os.kill(pid, signal.SIGKILL)
         facts.status = os.waitpid(pid, 0)[1]
     facts.leftovers = not isolation.kill_everything(pid, slot)
+    sinks = {res_r: bytearray(), out_r: bytearray()}
     _drain([res_r, out_r], sinks, 0.5)
     os.close(pidfd)
     os.close(res_r)
     os.close(out_r)
-    _parse_channel(bytes(sinks[res_r]), nonce, facts)
-    facts.output = bytes(sinks[out_r][:cap])
+    facts.feed(bytes(sinks[res_r]) + b"\n")
+    output += sinks[out_r]
+    if facts.timed_out or facts.output_exceeded:
+        facts.running = max(running, facts.running)
+    facts.output = bytes(output)
     return facts
+
+
+# ---------------------------------------------------------------- one session -> one result per suite
+
+NOT_RUN = "not run: an earlier suite was killed"
+
+
+def suite_facts(session: SessionFacts, index: int) -> RunFacts | None:
+    """The observations that concern suite `index` of the session, or None if it never started.
+
+    Tampering found by the checks at the end of a suite, or reported while it ran, counts for that
+    suite and every later one; channel violations, leftover processes and a candidate that could not
+    be loaded count for all. A suite is closed by its own `suite_done` message.
+    """
+    name = session.files[index]
+    facts = RunFacts(violations=list(session.violations), leftovers=session.leftovers)
+    started = {session.suite_of(m["id"]) for _, m in session.messages if m["k"] == "start"}
+    closed, session_done, load = False, None, None
+    for running, message in session.messages:
+        kind = message["k"]
+        load = load or (message.get("load") if kind in ("suite_done", "done") else None)
+        if kind in ("report", "start", "collect"):
+            owner = session.suite_of(message["id"])
+            if owner == index or (kind == "collect" and owner is None):
+                facts.messages.append(message)
+        elif kind == "suite_done":
+            owner = session.suite_of(message["file"])
+            if owner is None:
+                facts.violations.append("the end of an unknown suite")
+            elif session.files[owner] == name:
+                closed = True
+                facts.messages.append({"k": "done", "exit": 0, "tamper": message.get("tamper", [])})
+            elif owner < index:  # what the checks found then still counts
+                facts.messages += [{"k": "tamper", "why": why} for why in message.get("tamper", [])]
+        elif kind in ("tamper", "internal"):
+            if running <= index:
+                facts.messages.append(message)
+        elif kind == "done":
+            session_done = message
+        elif kind == "isolation":
+            facts.messages.append(message)
+    if session_done is not None:
+        if closed:
+            if index >= max(session.running, 0) or index not in started:
+                facts.messages += [{"k": "tamper", "why": why} for why in session_done.get("tamper", [])]
+        elif index not in started or index >= session.running:
+            facts.messages.append(session_done)
+    if load:
+        facts.messages.append({"k": "load", "why": load})
+    ended = session.timed_out or session.output_exceeded or session_done is None
+    if ended and not closed and index not in started and 0 <= session.running < index:
+        return None
+    if closed and index != session.running:
+        facts.status = 0
+    else:
+        facts.timed_out, facts.output_exceeded = session.timed_out, session.output_exceeded
+        facts.status = session.status
+    return facts
+
+
+def _suite_output(session: SessionFacts, index: int, cap: int) -> bytes:
+    marks = session.output_marks
+    begin = 0 if index == min((i for i in marks if i >= 0), default=0) else marks.get(index, len(session.output))
+    later = [marks[i] for i in marks if i > index]
+    end = min(later) if later else len(session.output)
+    return session.output[begin:end][:cap]
 
 
 # ---------------------------------------------------------------- one job
@@ -400,7 +562,12 @@ def _applied(facts: RunFacts) -> dict[str, bool]:
 
 def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, limits: Limits, base: dict,
             place: JobPlace):  # fmt: skip
-    """Run a job's suites in order. Returns (suite results, isolation in force, output, duration)."""
+    """Run a job's suites in order in one session. Returns (suite results, isolation in force, output, duration).
+
+    If the candidate's code ran before every suite file was collected (a suite that imports it
+    eagerly), the later files could have been tampered with on import: then each suite is run again
+    in a session of its own.
+    """
     start = time.monotonic()
     results: dict[str, SuiteResult] = {}
     in_force: dict[str, bool] = dict(base)
@@ -411,6 +578,7 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
         for name, source in files.items():
             if name not in bad:
                 _write_readonly(os.path.join(place.test_dir, name), source)
+        runnable: list[tuple[str, str, list[str]]] = []
         for suite, test_file in suites:
             if bad or test_file not in files:
                 problem = f"bad file names: {bad}" if bad else f"the job has no file {test_file!r}"
@@ -421,25 +589,48 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
             except SyntaxError as err:
                 results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"suite file does not parse: {err}")
                 continue
-            place.fresh_scratch(slot, limits)
+            if any(test_file == other for _, other, _ in runnable):
+                results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"{test_file} serves two suites")
+                continue
             try:
                 pytest_child.prerewrite(os.path.join(place.test_dir, test_file), place.prepared)
             except Exception:  # the child rewrites it itself and reports whatever goes wrong
                 pass
-            facts = run_suite(os.path.join(place.test_dir, test_file), place, slot, limits)
-            results[suite] = verdict_for(suite, expected, facts, limits)
-            applied = _applied(facts)
+            runnable.append((suite, test_file, expected))
+        groups = [runnable] if runnable else []
+        while groups:
+            group = groups.pop(0)
+            place.fresh_scratch(slot, limits)
+            session = run_session([os.path.join(place.test_dir, f) for _, f, _ in group], place, slot, limits)
+            if len(group) > 1 and session.candidate_ran_during_collection():
+                groups = [[one] for one in group] + groups
+                continue
+            _judge_session(session, group, limits, results, outputs)
+            applied = _applied(RunFacts(messages=[m for _, m in session.messages]))
             for key in set(in_force) | set(applied):
                 in_force[key] = in_force.get(key, True) and applied.get(key, key in base)
-            if facts.output:
-                text = facts.output.decode("utf-8", "replace")
-                if facts.output_exceeded:
-                    text += f"\n[output capped at {limits.max_output_kb} KB]"
-                outputs.append(f"--- {suite} ---\n{text}")
     finally:
         place.clear()
         isolation.remove_scratch_files(slot)
-    return results, in_force, "\n".join(outputs), time.monotonic() - start
+    ordered = {suite: results[suite] for suite, _ in suites if suite in results}
+    return ordered, in_force, "\n".join(outputs), time.monotonic() - start
+
+
+def _judge_session(session: SessionFacts, group: list, limits: Limits, results: dict, outputs: list[str]) -> None:
+    """One SuiteResult per suite of a session, and each suite's share of the output."""
+    cap = limits.max_output_kb * 1024
+    for index, (suite, _test_file, expected) in enumerate(group):
+        facts = suite_facts(session, index)
+        if facts is None:
+            tests = tuple(TestResult(name, "missing", NOT_RUN) for name in expected)
+            results[suite] = SuiteResult(suite, Outcome.ERROR, tests, NOT_RUN)
+            continue
+        results[suite] = verdict_for(suite, expected, facts, limits)
+        text = _suite_output(session, index, cap).decode("utf-8", "replace")
+        if text:
+            if facts.output_exceeded:
+                text += f"\n[output capped at {limits.max_output_kb} KB]"
+            outputs.append(f"--- {suite} ---\n{text}")
 
 
 class JobPlace:
