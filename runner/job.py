@@ -158,6 +158,8 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
         run_info["timings"]["tracking_s"] = round(time.perf_counter() - started, 3)
         (out_dir / "run.json").write_text(json.dumps(run_info, indent=2))
         print(f"MLflow run {run_id} in {cfg.tracking.uri} (experiment {cfg.tracking.experiment!r})")
+    gold = "off" if not cfg.gold.enabled else f"{len(tasks)}/{len(tasks) + len(excluded)} references pass their suites"
+    print(f"gold check: {gold}; isolation in force: {tags['isolation']}")
     print(f"cache: {cache.hits} hits, {cache.misses} misses; records in {out_dir / 'attempts.jsonl'}")
     unscored = sum(1 for r in records if r.final and r.outcome in ("backend_error", "harness_error"))
     if unscored:

@@ -456,3 +456,149 @@ def test_outside_network_is_unreachable(pool):
     verdict = caught(pool.run(job(_CONNECT.format(host="1.1.1.1", port=80))), outcome=Outcome.ERROR)
     message = verdict.tests[0].message
     assert "interfaces=['lo']" in message and "Network is unreachable" in message
+
+
+# ------------------------------------------------------------------ one session for all suites: cross-suite attacks
+
+ALL = ("visible", "hidden", "properties")
+_WRONG_BIG = "    return a + b if abs(a) < 1000 and abs(b) < 1000 else 0\n"
+"""Right on the visible inputs, wrong on the hidden test and on most property examples."""
+_ONCE = "_done = []\ndef add(a, b):\n    if not _done:\n        _done.append(1)\n"
+
+
+def test_wrong_candidate_fails_hidden_and_properties_in_one_session(pool):
+    result = pool.run(job("def add(a, b):\n" + _WRONG_BIG, ALL))
+    assert result.suites["visible"].passed
+    assert "assert 0 ==" in caught(result, "hidden", Outcome.FAILED).tests[0].message
+    caught(result, "properties", Outcome.FAILED)
+
+
+@pytest.mark.parametrize(
+    "attack",
+    [
+        # (a) rebind the entry point in the later suites' module globals to the reference
+        "        import sys\n"
+        "        for name in ('test_hidden', 'test_properties'):\n"
+        "            sys.modules[name].add = sys.modules['reference'].add\n",
+        # (b) replace the reference module, or patch its function to one equal to the candidate
+        "        import sys, types\n"
+        "        fake = types.ModuleType('reference')\n        fake.add = lambda a, b: add(a, b)\n"
+        "        sys.modules['reference'] = fake\n",
+        "        import sys\n        sys.modules['reference'].add = lambda a, b: add(a, b)\n",
+        # the guard's record of the candidate's functions
+        "        import sys\n        sys.modules['candidate_guard']._LOADED['add'] = sys.modules['reference'].add\n",
+        # (d) swap a hidden test function's code (refused by the audit hook; the refusal is swallowed)
+        "        import sys\n        def passes():\n            pass\n"
+        "        try:\n            sys.modules['test_hidden'].test_big.__code__ = passes.__code__\n"
+        "        except RuntimeError:\n            pass\n",
+        # (d) replace the function a collected hidden item calls, found by walking the stack
+        "        import sys\n        frame = sys._getframe(1)\n"
+        "        while frame is not None and 'item' not in frame.f_locals:\n            frame = frame.f_back\n"
+        "        for item in frame.f_locals['item'].session.items:\n"
+        "            if 'test_hidden' in item.nodeid or 'test_properties' in item.nodeid:\n"
+        "                item._obj = lambda *a, **k: None\n",
+        # hypothesis: a profile that generates no examples for the property suite
+        "        from hypothesis import Phase, settings\n"
+        "        settings.register_profile('nothing', phases=[Phase.explicit])\n"
+        "        settings.load_profile('nothing')\n",
+    ],
+    ids=[
+        "rebind_hidden_globals",
+        "replace_reference_module",
+        "patch_reference_function",
+        "guard_state",
+        "hidden_test_code",
+        "hidden_item_obj",
+        "hypothesis_profile",
+    ],  # fmt: skip
+)
+def test_cross_suite_tampering_from_the_visible_suite_is_caught(pool, attack):
+    result = pool.run(job(_ONCE + attack + _WRONG_BIG, ALL))
+    for suite in ("hidden", "properties"):
+        verdict = caught(result, suite, Outcome.ERROR)
+        assert "tampering detected" in verdict.detail, verdict
+    visible = text_of(result.suites["visible"])
+    assert "test_hidden" not in visible and "test_big" not in visible  # hidden names stay out of visible feedback
+
+
+def test_import_hooks_and_patched_ast_after_collection_do_not_matter(pool):
+    # (c) everything is collected (imported, assertion-rewritten) before the candidate's first call:
+    # a meta_path finder serving fake suite modules and a neutered `ast` come too late to matter.
+    attack = (
+        "        import ast, importlib.util, sys\n"
+        "        class Loader:\n"
+        "            def create_module(self, spec):\n                return None\n"
+        "            def exec_module(self, module):\n"
+        "                exec('def test_big():\\n    pass\\n', vars(module))\n"
+        "        class Finder:\n"
+        "            def find_spec(self, name, path=None, target=None):\n"
+        "                if name.startswith('test_'):\n"
+        "                    return importlib.util.spec_from_loader(name, Loader())\n"
+        "                return None\n"
+        "        sys.meta_path.insert(0, Finder())\n"
+        "        module = ast.Module\n"
+        "        ast.parse = lambda *a, **k: module(body=[], type_ignores=[])\n"
+    )
+    result = pool.run(job(_ONCE + attack + _WRONG_BIG, ALL))
+    assert result.suites["visible"].passed
+    assert "assert 0 ==" in caught(result, "hidden", Outcome.FAILED).tests[0].message
+    caught(result, "properties", Outcome.FAILED)
+
+
+def test_patching_the_assertion_rewriter_at_first_call_is_caught(pool):
+    attack = (
+        "        import _pytest.assertion.rewrite as rewrite\n"
+        "        rewrite.rewrite_asserts = lambda *a, **k: None\n"
+        "        rewrite.AssertionRewritingHook.exec_module = lambda self, module: None\n"
+    )
+    result = pool.run(job(_ONCE + attack + _WRONG_BIG, ALL))
+    for suite in ALL:
+        assert "tampering detected" in caught(result, suite, Outcome.ERROR).detail
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "raise RuntimeError('broken at import')\n",
+        "import sys\nsys.exit(0)\n",
+        # fails on the first import only: the failure is sticky, the import is never retried
+        "import builtins\nif not hasattr(builtins, '_tried'):\n    builtins._tried = 1\n"
+        "    raise RuntimeError('first import fails')\n",
+    ],
+    ids=["exception", "sys_exit", "first_time_only"],
+)
+def test_a_candidate_that_fails_to_import_is_error_in_every_suite(pool, code):
+    result = pool.run(job(code + GOOD, ALL))
+    for suite in ALL:
+        verdict = caught(result, suite, Outcome.ERROR)
+        assert "could not be loaded" in verdict.detail, verdict
+        assert "passed" not in {t.status for t in verdict.tests}
+
+
+def test_a_loop_in_the_hidden_suite_times_out_that_suite_only(pool):
+    start = time.monotonic()
+    code = "import time\ndef add(a, b):\n    while a > 1000:\n        time.sleep(0.05)\n    return a + b\n"
+    result = pool.run(job(code, ALL))
+    assert result.suites["visible"].passed
+    assert caught(result, "hidden", Outcome.TIMEOUT).tests[0].status == "timeout"
+    properties = caught(result, "properties", Outcome.ERROR)
+    assert "not run" in properties.detail and {t.status for t in properties.tests} == {"missing"}
+    assert time.monotonic() - start < LIMITS.timeout_s + 5  # the suite's own limit, not the session's
+
+
+def test_a_cpu_burner_in_a_later_suite_gets_that_suite_s_cpu_limit(pool):
+    start = time.monotonic()
+    code = "def add(a, b):\n    while a > 1000:\n        a += 1\n    return a + b\n"
+    result = pool.run(job(code, ALL))
+    assert result.suites["visible"].passed
+    verdict = caught(result, "hidden", Outcome.TIMEOUT)
+    assert f"{LIMITS.cpu_s:g} s CPU" in verdict.detail, verdict
+    assert time.monotonic() - start < LIMITS.timeout_s  # killed by the CPU limit, well before the wall clock
+
+
+def test_a_loop_in_the_visible_suite_is_timeout_and_later_suites_do_not_run(pool):
+    code = "def add(a, b):\n    while True:\n        pass\n"
+    result = pool.run(job(code, ALL))
+    caught(result, "visible", Outcome.TIMEOUT)
+    for suite in ("hidden", "properties"):
+        assert "not run: an earlier suite was killed" in caught(result, suite, Outcome.ERROR).detail

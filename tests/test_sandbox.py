@@ -288,3 +288,42 @@ def test_isolation_record_is_truthful_when_protections_are_off():
     assert result.isolation["network_namespace"] is False and result.isolation["unprivileged_uid"] is False
     assert result.suites["visible"].passed  # it really had the network and ran as root (uid 0)
     assert accepted
+
+
+def test_suites_that_import_the_candidate_eagerly_run_in_sessions_of_their_own(pool):
+    # The candidate runs while the first file is collected: its import hook would serve a fake second
+    # suite module. The worker sees that on the channel and runs each suite in a session of its own.
+    candidate = (
+        "import importlib.util, sys\n"
+        "class Loader:\n"
+        "    def create_module(self, spec):\n        return None\n"
+        "    def exec_module(self, module):\n        exec('def test_h():\\n    pass\\n', vars(module))\n"
+        "class Finder:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name == 'test_hidden':\n            return importlib.util.spec_from_loader(name, Loader())\n"
+        "sys.meta_path.insert(0, Finder())\n"
+        "def f():\n    return 1\n"
+    )
+    files = {
+        "candidate.py": candidate,
+        "test_visible.py": "from candidate import f\ndef test_v():\n    assert f() == 1\n",
+        "test_hidden.py": "from candidate import f\ndef test_h():\n    assert f() == 2\n",
+    }
+    result = pool.run(SandboxJob(files, (("visible", "test_visible.py"), ("hidden", "test_hidden.py"))))
+    assert result.suites["visible"].passed
+    hidden = result.suites["hidden"]
+    assert hidden.outcome is Outcome.FAILED and "assert 1 == 2" in hidden.tests[0].message, hidden
+
+
+def test_one_session_maps_each_test_to_its_suite(pool):
+    files = {
+        "candidate.py": "def f(x):\n    return x\n",
+        "test_a.py": "from candidate_guard import load_entry_points\nf, = load_entry_points(('f',))\n"
+        "def test_one():\n    assert f(1) == 1\ndef test_two():\n    assert f(2) == 3\n",
+        "test_b.py": "from candidate_guard import load_entry_points\nf, = load_entry_points(('f',))\n"
+        "def test_one():\n    assert f(1) == 1\n",
+    }
+    result = pool.run(SandboxJob(files, (("a", "test_a.py"), ("b", "test_b.py"))))
+    assert [(t.name, t.status) for t in result.suites["a"].tests] == [("test_one", "passed"), ("test_two", "failed")]
+    assert result.suites["a"].outcome is Outcome.FAILED
+    assert result.suites["b"].passed and [t.name for t in result.suites["b"].tests] == ["test_one"]

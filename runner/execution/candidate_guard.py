@@ -3,6 +3,7 @@
 Each entry point is wrapped so that its return value must be plain built-in data (exact types, no
 subclasses), checked recursively. This closes the `__eq__`-always-true trick: a forged object can
 never reach an assertion. The check uses references captured before the candidate is imported.
+The candidate is imported lazily, on the first call of any entry point (see `load_entry_points`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ class Limits:
     """Limits for one suite run of one candidate.
 
     `memory_mb` is address space allowed ABOVE the sandboxed child's own baseline (the warm worker
-    has pytest and hypothesis loaded), never an absolute figure. `timeout_s` is wall-clock per suite.
+    has pytest and hypothesis loaded), never an absolute figure; it holds for the whole session that
+    runs a job's suites. `timeout_s` (wall clock) and `cpu_s` hold per suite, counted from the suite's
+    first test; `max_output_kb` too. The session may run `timeout_s` per suite in all.
     """
 
     timeout_s: float = 10.0

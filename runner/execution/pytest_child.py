@@ -1,4 +1,4 @@
-"""Inside the confined child: run one suite with pytest in-process, report over a private pipe.
+"""Inside the confined child: run a job's suite files in one pytest session, report over a private pipe.
 
 The child is forked from a warm worker, so pytest, hypothesis and the stdlib are already imported.
 Per-test reports go to the trusted worker as soon as pytest produces them, as lines carrying the
@@ -8,10 +8,14 @@ The candidate runs in this process, so nothing here is trusted after its import.
 to make forging hard and detectable:
 - the verdict channel keeps its own references to `os.write`/`os.getpid`/`json.dumps`, captured
   before the candidate is imported, and only ever writes from the original child pid;
+- every suite file is collected before any test runs, and suite modules load the candidate lazily
+  (candidate_guard), so the candidate cannot run while a suite module is imported or rewritten;
+  the worker sees on the channel if it did (`armed` before `collected`) and falls back;
 - before collection it snapshots the functions, classes and code objects of pytest, pluggy,
   hypothesis, candidate_guard, builtins and this module, the registered plugins and hook
-  implementations, and (when the candidate's module is about to execute) the suite module's
-  globals; after the session any difference is reported as tampering;
+  implementations; after collection the test items; and when the candidate's module is about to
+  execute, every suite module's globals, the `reference` module, the guard's state and hypothesis's
+  settings profiles. At the end of every suite (and of the session) any difference is reported;
 - an audit hook, armed when the candidate's code starts executing, refuses (and reports) the
   tools for reaching into the harness: gc object walks, ctypes, trace/profile hooks and swapping
   a function's `__code__`, while candidate code is on the stack.

@@ -1,7 +1,8 @@
 """The sandboxed pytest harness: a pool of warm workers that run a candidate's suites in confinement.
 
 `WorkerPool.run(job)` writes the job's files into a fresh directory the candidate cannot change,
-runs each suite in a forked, confined child of a warm worker and returns one `SuiteResult` per suite,
+runs all its suites in one forked, confined child of a warm worker (one pytest session that collects
+every suite file before any candidate code runs) and returns one `SuiteResult` per suite,
 judged by the trusted worker from a verdict channel the candidate cannot forge by ordinary means
 (see runner.execution.pytest_child and runner.execution.worker). What isolation was actually in
 force is part of every result.
@@ -139,7 +140,8 @@ class _Worker:
             write_frame(self.proc.stdin, (dict(job.files), tuple(tuple(s) for s in job.suites)))
         except (BrokenPipeError, OSError) as err:
             raise WorkerDied(f"worker is gone: {err}") from err
-        # Generous upper bound: every suite may run to its timeout, plus clean-up.
+        # Generous upper bound: every suite may run to its timeout (in one session, or one session each
+        # when a suite imports the candidate eagerly and the shared session is abandoned), plus clean-up.
         budget = len(job.suites) * (self.limits.timeout_s + 10.0) + 30.0
         return self._read(budget)
 

@@ -5,7 +5,8 @@ module `candidate`; the reference solution as module `reference` (for differenti
 standard helpers `copy`, `math`, `itertools`, `collections`, `functools`, `re`, `string`, `sys`,
 `pytest`; and hypothesis's `given`, `settings`, `assume`, `example`, `st`. Suite files import the candidate's
 functions through `candidate_guard`, which rejects return values that are not plain built-in data
-(an object whose `__eq__` always answers True cannot pass an equality assertion).
+(an object whose `__eq__` always answers True cannot pass an equality assertion) and imports the
+candidate only on the first call, after every suite module of the session has been collected.
 """
 
 from __future__ import annotations

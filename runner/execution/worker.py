@@ -1,11 +1,16 @@
-"""The warm worker: a long-lived trusted process that forks one confined child per suite run.
+"""The warm worker: a long-lived trusted process that forks one confined child per job.
 
 Started by `WorkerPool` as `python -P -m runner.execution.worker`. It imports pytest, hypothesis
 and a generous set of stdlib modules once (and warms them up with a real pytest session), leases
 its own sandbox uid, then serves jobs read from stdin (length-prefixed pickles; replies on the
-original stdout). For each suite it writes nothing the child can change, forks, supervises the
-child (wall-clock timeout, output cap), kills everything the child left behind and judges the
-suite from the verdict channel alone (see `verdict_for`).
+original stdout). For each job it writes nothing the child can change, forks one child that runs
+every suite file in one pytest session, supervises it (per suite: wall clock and CPU from the
+suite's first test, output cap; the channel says which suite runs), kills everything the child left
+behind and judges each suite from its share of the verdict channel alone (see `suite_facts`,
+`verdict_for`). A suite the session never reached because an earlier one was killed is ERROR with
+its tests missing ("not run: an earlier suite was killed"). If the candidate's code starts before
+collection has finished (a suite imports it eagerly), the session is abandoned and each suite runs
+in a session of its own, as later files could otherwise be tampered with while they are imported.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ import importlib
 import os
 import pickle
 import re
-import resource
 import secrets
 import select
 import shutil
@@ -107,6 +111,7 @@ class RunFacts:
     status: int | None = None
     output: bytes = b""
     leftovers: bool = False
+    cpu_exceeded: bool = False
 
 
 # ---------------------------------------------------------------- expected tests (trusted, from the AST)
@@ -209,7 +214,7 @@ def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits
     tests, seen = [], set()
     for nodeid, by_phase in phases.items():
         name = nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
-        status, message = _test_status(by_phase, facts.timed_out)
+        status, message = _test_status(by_phase, facts.timed_out or facts.cpu_exceeded)
         seen.add(name.split("[", 1)[0])
         tests.append(TestResult(name, status, message))
     tests += [TestResult(name, "missing", "no result: the test did not run") for name in expected if name not in seen]
@@ -226,6 +231,8 @@ def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits
     if cause:
         return result(Outcome.RESOURCE_EXCEEDED, cause)
     signaled = facts.status is not None and os.WIFSIGNALED(facts.status)
+    if facts.cpu_exceeded:
+        return result(Outcome.TIMEOUT, f"time limit exceeded ({limits.cpu_s:g} s CPU)")
     if facts.timed_out or (signaled and os.WTERMSIG(facts.status) == signal.SIGXCPU):
         limit = f"{limits.timeout_s:g} s wall clock" if facts.timed_out else f"{limits.cpu_s:g} s CPU"
         return result(Outcome.TIMEOUT, f"time limit exceeded ({limit})")
@@ -333,6 +340,7 @@ class SessionFacts:
     violations: list[str] = field(default_factory=list)
     timed_out: bool = False
     output_exceeded: bool = False
+    cpu_exceeded: bool = False
     status: int | None = None
     output: bytes = b""
     output_marks: dict[int, int] = field(default_factory=dict)
@@ -342,6 +350,8 @@ class SessionFacts:
     """The suite that was running when the session ended (-1: none had started)."""
     nonce: str = ""
     pending: bytes = b""
+    first_of_collection: str | None = None
+    """Which came first on the channel: "armed" (the candidate started) or "collected" (all files are)."""
 
     def feed(self, data: bytes) -> None:
         """Parse complete channel lines; a `start` of a new file moves `running` on."""
@@ -360,6 +370,8 @@ class SessionFacts:
             except ValueError:
                 self.violations.append("a malformed message on the verdict channel")
                 continue
+            if message["k"] in ("armed", "collected") and self.first_of_collection is None:
+                self.first_of_collection = message["k"]
             if message["k"] == "start":
                 index = self.suite_of(message["id"])
                 if index is not None and index != self.running:
@@ -375,12 +387,7 @@ class SessionFacts:
 
     def candidate_ran_during_collection(self) -> bool:
         """True when the candidate's code started before collection of every file had finished."""
-        for _, message in self.messages:
-            if message["k"] == "collected":
-                return False
-            if message["k"] == "armed":
-                return True
-        return False
+        return self.first_of_collection == "armed"
 
 
 def _cpu_seconds(pid: int) -> float | None:
@@ -389,21 +396,6 @@ def _cpu_seconds(pid: int) -> float | None:
     except (OSError, IndexError):
         return None
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _limit_cpu(pid: int, limits: Limits) -> None:
-    """Give the suite that is starting `cpu_s` seconds of CPU from now (the child's RLIMIT_CPU)."""
-    used = _cpu_seconds(pid)
-    if used is None:
-        return
-    soft = int(used) + max(1, int(round(limits.cpu_s)))
-    try:
-        hard = resource.prlimit(pid, resource.RLIMIT_CPU)[1]
-        if isolation.is_root():
-            hard = soft + 1
-        resource.prlimit(pid, resource.RLIMIT_CPU, (min(soft, hard), hard))
-    except (OSError, ValueError):
-        pass  # the child is gone, or the limit cannot be changed: the wall-clock limit still holds
 
 
 def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) -> SessionFacts:
@@ -433,12 +425,18 @@ def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) ->
     start = time.monotonic()
     session_deadline = start + limits.timeout_s * count
     suite_deadline = session_deadline
-    running = -1
+    running, cpu_start, cores = -1, 0.0, os.cpu_count() or 1
     while facts.status is None:
         remaining = min(session_deadline, suite_deadline) - time.monotonic()
         if remaining <= 0:
             facts.timed_out = True
             break
+        if running >= 0:  # the suite's CPU time, measured here: the child's RLIMIT_CPU covers the whole session
+            cpu_left = limits.cpu_s - ((_cpu_seconds(pid) or cpu_start) - cpu_start)
+            if cpu_left <= 0:
+                facts.cpu_exceeded = True
+                break
+            remaining = min(remaining, max(0.02, cpu_left / cores))
         ready, _, _ = select.select(watched, [], [], remaining)
         for fd in ready:
             if fd == pidfd:
@@ -457,14 +455,15 @@ def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) ->
             running = facts.running
             facts.output_marks[running] = len(output)
             suite_deadline = time.monotonic() + limits.timeout_s
-            if facts.status is None:
-                _limit_cpu(pid, limits)
+            cpu_start = _cpu_seconds(pid) or 0.0
         if len(output) - facts.output_marks.get(running, 0) > cap or len(output) > cap * count:
             facts.output_exceeded = True
             break
         if channel_bytes > 8 << 20:
             facts.violations.append("the verdict channel was flooded")
             break
+        if count > 1 and facts.candidate_ran_during_collection():
+            break  # the caller runs each suite on its own; no time is spent on this session
     if facts.status is None:
         os.kill(pid, signal.SIGKILL)
         facts.status = os.waitpid(pid, 0)[1]
@@ -476,7 +475,7 @@ def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) ->
     os.close(out_r)
     facts.feed(bytes(sinks[res_r]) + b"\n")
     output += sinks[out_r]
-    if facts.timed_out or facts.output_exceeded:
+    if facts.timed_out or facts.output_exceeded or facts.cpu_exceeded:
         facts.running = max(running, facts.running)
     facts.output = bytes(output)
     return facts
@@ -529,15 +528,29 @@ def suite_facts(session: SessionFacts, index: int) -> RunFacts | None:
             facts.messages.append(session_done)
     if load:
         facts.messages.append({"k": "load", "why": load})
-    ended = session.timed_out or session.output_exceeded or session_done is None
+    facts.messages = [_redact(m, session.files, index) for m in facts.messages]
+    ended = session.timed_out or session.output_exceeded or session.cpu_exceeded or session_done is None
     if ended and not closed and index not in started and 0 <= session.running < index:
         return None
     if closed and index != session.running:
         facts.status = 0
     else:
         facts.timed_out, facts.output_exceeded = session.timed_out, session.output_exceeded
+        facts.cpu_exceeded = session.cpu_exceeded
         facts.status = session.status
     return facts
+
+
+def _redact(message: dict, files: list[str], index: int) -> dict:
+    """Tampering found in another suite's module is reported without naming it (hidden names stay hidden)."""
+    others = [Path(f).stem for i, f in enumerate(files) if i != index]
+    if message["k"] == "tamper" and any(o in str(message.get("why", "")) for o in others):
+        return {"k": "tamper", "why": "another suite's module or tests were changed"}
+    if message["k"] == "done" and any(o in str(w) for o in others for w in message.get("tamper", [])):
+        tamper = [w if not any(o in str(w) for o in others) else "another suite's module or tests were changed"
+                  for w in message.get("tamper", [])]  # fmt: skip
+        return {**message, "tamper": tamper}
+    return message
 
 
 def _suite_output(session: SessionFacts, index: int, cap: int) -> bytes:
