@@ -602,3 +602,37 @@ def test_a_loop_in_the_visible_suite_is_timeout_and_later_suites_do_not_run(pool
     caught(result, "visible", Outcome.TIMEOUT)
     for suite in ("hidden", "properties"):
         assert "not run: an earlier suite was killed" in caught(result, suite, Outcome.ERROR).detail
+
+
+@needs_root
+def test_processes_started_in_one_suite_do_not_outlive_it(pool):
+    code = (
+        "import os, time\n"
+        "_started = []\n"
+        "def add(a, b):\n"
+        "    if not _started:\n"
+        "        _started.append(1)\n"
+        "        if os.fork() == 0:\n"
+        "            os.setsid()\n"
+        "            while True:\n"
+        "                time.sleep(0.01)\n"
+        "        time.sleep(0.2)\n"
+        "        print('STRAY', flush=True)\n"
+        "    if a > 1000:\n"
+        "        for _ in range(100):  # the worker kills it as soon as it sees the hidden suite start\n"
+        "            alive = [p for p in os.listdir('/proc') if p.isdigit() and p != str(os.getpid())\n"
+        "                     and 'State:\\tZ' not in _status(p) and f'Uid:\\t{os.getuid()}' in _status(p)]\n"
+        "            if not alive:\n"
+        "                break\n"
+        "            time.sleep(0.02)\n"
+        "        assert alive == [], alive\n"
+        "    return a + b\n"
+        "def _status(p):\n"
+        "    try:\n"
+        "        return open(f'/proc/{p}/status').read()\n"
+        "    except OSError:\n"
+        "        return 'State:\\tZ'\n"
+    )
+    result = pool.run(job(code, ("visible", "hidden")))
+    assert "STRAY" in result.output
+    assert result.suites["visible"].passed and result.suites["hidden"].passed, result.suites

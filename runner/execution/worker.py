@@ -398,6 +398,16 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _kill_strays(pid: int, slot) -> None:
+    """Kill every process of the sandbox except the session's child itself."""
+    for other in isolation.leftover_processes(slot):
+        if other != pid:
+            try:
+                os.kill(other, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
 def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) -> SessionFacts:
     """Fork one confined child for a job's suite files and supervise it to the end.
 
@@ -456,6 +466,8 @@ def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) ->
             facts.output_marks[running] = len(output)
             suite_deadline = time.monotonic() + limits.timeout_s
             cpu_start = _cpu_seconds(pid) or 0.0
+            if running > 0:  # what the candidate started during an earlier suite does not outlive it
+                _kill_strays(pid, slot)
         if len(output) - facts.output_marks.get(running, 0) > cap or len(output) > cap * count:
             facts.output_exceeded = True
             break
@@ -635,8 +647,10 @@ def _judge_session(session: SessionFacts, group: list, limits: Limits, results: 
     for index, (suite, _test_file, expected) in enumerate(group):
         facts = suite_facts(session, index)
         if facts is None:
-            tests = tuple(TestResult(name, "missing", NOT_RUN) for name in expected)
-            results[suite] = SuiteResult(suite, Outcome.ERROR, tests, NOT_RUN)
+            killed = session.timed_out or session.cpu_exceeded or session.output_exceeded
+            detail = NOT_RUN if killed else "not run: the session ended during an earlier suite"
+            tests = tuple(TestResult(name, "missing", detail) for name in expected)
+            results[suite] = SuiteResult(suite, Outcome.ERROR, tests, detail)
             continue
         results[suite] = verdict_for(suite, expected, facts, limits)
         text = _suite_output(session, index, cap).decode("utf-8", "replace")
