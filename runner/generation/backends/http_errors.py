@@ -61,3 +61,11 @@ def transport_error(exc: httpx.HTTPError, *, base_url: str, hint: str) -> Backen
         return BackendError("config", f"bad backend.base_url {base_url!r}: {exc}")
     return BackendError("unreachable", f"request to {base_url} failed ({type(exc).__name__}: {exc}); {hint}",
                         transient=True)  # fmt: skip
+
+
+def json_body(resp: httpx.Response, *, what: str) -> object:
+    """The response's JSON, or BackendError("error_body") naming the request when it is not JSON."""
+    try:
+        return resp.json()
+    except ValueError as exc:
+        raise BackendError("error_body", f"{what} did not return JSON: {resp.text[:200]!r}") from exc

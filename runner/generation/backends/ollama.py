@@ -11,7 +11,7 @@ import httpx
 
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions
-from runner.generation.backends.http_errors import error_detail, status_error, transport_error
+from runner.generation.backends.http_errors import error_detail, json_body, status_error, transport_error
 from runner.generation.backends.retry import with_retries
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
@@ -145,12 +145,7 @@ class OllamaBackend:
             raise transport_error(exc, base_url=self.base_url, hint=UNREACHABLE_HINT) from exc
         if resp.status_code != 200:
             raise self._status_error(resp.status_code, error_detail(resp.content), f"{method} {path}")
-        try:
-            data = resp.json()
-        except ValueError as exc:
-            raise BackendError(
-                "error_body", f"Ollama {method} {path} did not return JSON: {resp.text[:200]!r}"
-            ) from exc
+        data = json_body(resp, what=f"Ollama {method} {path}")
         if isinstance(data, dict) and "error" in data:
             raise BackendError("error_body", f"Ollama {method} {path} reported: {data['error']}")
         return data if isinstance(data, dict) else {}

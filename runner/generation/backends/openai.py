@@ -11,7 +11,7 @@ import httpx
 
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions, chat_completion_body
-from runner.generation.backends.http_errors import error_detail, status_error, transport_error
+from runner.generation.backends.http_errors import error_detail, json_body, status_error, transport_error
 from runner.generation.backends.retry import with_retries
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
@@ -77,12 +77,7 @@ class OpenAIBackend:
             if resp.status_code == 404 and _MODEL_NOT_FOUND.search(detail):
                 raise self._model_missing(detail)
             raise status_error(resp.status_code, detail, what=f"{method} {self.base_url}{path}")
-        try:
-            data = resp.json()
-        except ValueError as exc:
-            raise BackendError(
-                "error_body", f"{method} {self.base_url}{path} did not return JSON: {resp.text[:200]!r}"
-            ) from exc
+        data = json_body(resp, what=f"{method} {self.base_url}{path}")
         if not isinstance(data, dict):
             raise BackendError("error_body", f"{method} {self.base_url}{path} returned {str(data)[:200]}")
         if data.get("error"):
