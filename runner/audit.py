@@ -3,9 +3,8 @@
 The mutation audit of a task set's suites; see runner.strength.audit.
 """
 
-import sys
-
+from runner.cli import run
 from runner.strength.audit import main
 
 if __name__ == "__main__":
-    sys.exit(main())
+    run(main)

@@ -175,4 +175,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from runner.cli import run
+
+    run(main)

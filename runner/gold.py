@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -158,4 +157,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    from runner.cli import run
+
+    run(main)

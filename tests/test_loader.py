@@ -76,3 +76,15 @@ def test_select_tasks_filters(tmp_path):
         select_tasks([task], ["nope"], 0, "")
     with pytest.raises(TaskError, match="not a date"):
         select_tasks([task], [], 0, "soon")
+
+
+def test_tools_report_a_bad_task_in_one_line(tmp_path):
+    import subprocess
+    import sys
+
+    shutil.copy(FIXTURES / "unknown_field.yaml", tmp_path / "bad.yaml")
+    for tool in ("runner.gold", "runner.audit"):
+        out = subprocess.run([sys.executable, "-m", tool, f"task_set.path={tmp_path}", "tracking=off"],
+                             capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert out.returncode == 1, out.stderr
+        assert "bad.yaml, field `promt`: unknown field" in out.stderr and "Traceback" not in out.stderr
