@@ -17,7 +17,7 @@ from runner.execution import sandbox
 from runner.execution.isolation import sandbox_env
 from runner.execution.outcome import Outcome
 from runner.execution.sandbox import Limits, SandboxJob, WorkerDied, WorkerPool
-from runner.execution.worker import RunFacts, expected_tests, verdict_for
+from runner.execution.verdict import RunFacts, expected_tests, verdict_for
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="uid drop and network namespaces need root")

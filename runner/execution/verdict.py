@@ -1,0 +1,177 @@
+"""Judging one suite from what the trusted side observed: the verdict channel, exit status, limits.
+
+The expected tests come from the suite file's AST (trusted, before anything runs); a suite passes only
+if every expected test reported a pass over the channel. Exit codes, output and files never decide.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import signal
+from dataclasses import dataclass, field
+
+from runner.execution.limits import Limits
+from runner.execution.outcome import Outcome, SuiteResult, TestResult
+
+
+@dataclass
+class RunFacts:
+    """What the trusted side observed of one suite run."""
+
+    messages: list[dict] = field(default_factory=list)
+    violations: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    output_exceeded: bool = False
+    status: int | None = None
+    output: bytes = b""
+    leftovers: bool = False
+    cpu_exceeded: bool = False
+
+
+# ---------------------------------------------------------------- expected tests (trusted, from the AST)
+
+
+def expected_tests(source: str) -> list[str]:
+    """Names of the tests a suite file defines: top-level `test_*` and `Test*` classes' `test_*` methods."""
+    names = []
+    for node in ast.parse(source).body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
+            names.append(node.name)
+        elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):
+            for member in node.body:
+                if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name.startswith("test"):
+                    names.append(f"{node.name}::{member.name}")
+    return names
+
+
+# ---------------------------------------------------------------- judging one suite from the channel
+
+
+def _test_status(phases: dict, timed_out: bool) -> tuple[str, str]:
+    setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
+    if setup is not None and setup["outcome"] == "failed":
+        return "error", setup.get("msg", "")
+    if setup is not None and setup["outcome"] == "skipped":
+        return ("xfailed" if setup.get("xfail") else "skipped"), setup.get("msg", "")
+    if call is None:
+        return ("timeout" if timed_out else "error"), "the run stopped during this test"
+    if call["outcome"] == "passed":
+        status, message = ("xpassed" if call.get("xfail") else "passed"), ""
+    elif call["outcome"] == "skipped":
+        status, message = ("xfailed" if call.get("xfail") else "skipped"), call.get("msg", "")
+    else:
+        status, message = ("failed" if call.get("assertion") else "error"), call.get("msg", "")
+    if status == "passed" and (teardown is None or teardown["outcome"] != "passed"):
+        status = "error"
+        message = teardown.get("msg", "") if teardown else "the run stopped before this test's teardown"
+    return status, message
+
+
+def _resource_cause(facts: RunFacts, failures: list[dict], limits: Limits) -> str | None:
+    if facts.output_exceeded:
+        return f"output exceeded {limits.max_output_kb} KB"
+    if facts.status is not None and os.WIFSIGNALED(facts.status):
+        if os.WTERMSIG(facts.status) == signal.SIGXFSZ:
+            return f"file size limit exceeded ({limits.max_file_mb} MB)"
+    for failure in failures:
+        errnos = failure.get("errno") or []
+        if "MemoryError" in (failure.get("exc") or []):
+            return f"memory limit exceeded ({limits.memory_mb} MB above baseline)"
+        if 24 in errnos or 23 in errnos:
+            return f"open files limit exceeded ({limits.max_open_files})"
+        if 27 in errnos:
+            return f"file size limit exceeded ({limits.max_file_mb} MB)"
+        if 11 in errnos and "BlockingIOError" in (failure.get("exc") or []):
+            return f"process limit exceeded ({limits.max_processes})"
+    return None
+
+
+def _exit_text(status: int | None) -> str:
+    if status is None:
+        return "no exit status"
+    if os.WIFSIGNALED(status):
+        return f"killed by {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit code {os.WEXITSTATUS(status)}"
+
+
+def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits) -> SuiteResult:
+    """Judge one suite run from the trusted observations only (channel messages, exit status)."""
+    tamper = list(facts.violations)
+    phases: dict[str, dict] = {}
+    started: list[str] = []
+    collect_errors, internal, done, load_failure = [], [], None, None
+    for message in facts.messages:
+        kind = message.get("k")
+        if kind == "report":
+            slot = phases.setdefault(message["id"], {})
+            if message["when"] in slot:
+                tamper.append(f"duplicate {message['when']} report for {message['id']}")
+            slot[message["when"]] = message
+        elif kind == "start":
+            started.append(message["id"])
+        elif kind == "collect":
+            collect_errors.append(message)
+        elif kind == "tamper":
+            tamper.append(message.get("why", "unspecified"))
+        elif kind == "internal":
+            internal.append(message.get("msg", ""))
+        elif kind == "load":
+            load_failure = str(message.get("why", ""))
+        elif kind == "done":
+            if done is not None:
+                tamper.append("two end-of-session messages")
+            done = message
+            tamper += [f"{p}" for p in message.get("tamper", [])]
+    for nodeid in started:
+        phases.setdefault(nodeid, {})
+
+    tests, seen = [], set()
+    for nodeid, by_phase in phases.items():
+        name = nodeid.split("::", 1)[1] if "::" in nodeid else nodeid
+        status, message = _test_status(by_phase, facts.timed_out or facts.cpu_exceeded)
+        seen.add(name.split("[", 1)[0])
+        tests.append(TestResult(name, status, message))
+    tests += [TestResult(name, "missing", "no result: the test did not run") for name in expected if name not in seen]
+    tests_t = tuple(tests)
+
+    def result(outcome: Outcome, detail: str) -> SuiteResult:
+        return SuiteResult(suite, outcome, tests_t, detail)
+
+    if tamper:
+        return result(Outcome.ERROR, "tampering detected: " + "; ".join(dict.fromkeys(tamper))[:1000])
+    # A resource failure reported before a timeout is usually its cause (a fork bomb starves the CPU).
+    failures = collect_errors + [p for by in phases.values() for p in by.values() if p["outcome"] != "passed"]
+    cause = _resource_cause(facts, failures, limits)
+    if cause:
+        return result(Outcome.RESOURCE_EXCEEDED, cause)
+    signaled = facts.status is not None and os.WIFSIGNALED(facts.status)
+    if facts.cpu_exceeded:
+        return result(Outcome.TIMEOUT, f"time limit exceeded ({limits.cpu_s:g} s CPU)")
+    if facts.timed_out or (signaled and os.WTERMSIG(facts.status) == signal.SIGXCPU):
+        limit = f"{limits.timeout_s:g} s wall clock" if facts.timed_out else f"{limits.cpu_s:g} s CPU"
+        return result(Outcome.TIMEOUT, f"time limit exceeded ({limit})")
+    for error in collect_errors:
+        module = error.get("missing_module")
+        if module and module != "candidate" and not module.startswith("candidate.") and not error.get("in_candidate"):
+            return result(Outcome.HARNESS_ERROR, f"test-only module missing: {module}")
+    if collect_errors:
+        return result(Outcome.ERROR, "the suite could not be collected: " + collect_errors[0].get("msg", ""))
+    if load_failure is not None:
+        return result(Outcome.ERROR, "the candidate could not be loaded: " + load_failure[:500])
+    if internal:
+        return result(Outcome.ERROR, "pytest internal error: " + internal[0][:500])
+    if done is None:
+        return result(Outcome.ERROR, f"the run ended before pytest finished ({_exit_text(facts.status)})")
+    if facts.leftovers:
+        return result(Outcome.ERROR, "processes of the sandbox could not be killed")
+    statuses = {t.status for t in tests_t}
+    if not tests_t:
+        return result(Outcome.ERROR, "no tests ran")
+    if statuses == {"passed"}:
+        return result(Outcome.PASSED, "")
+    bad = [t for t in tests_t if t.status != "passed"]
+    summary = f"{len(bad)} of {len(tests_t)} tests not passed: " + ", ".join(f"{t.name} {t.status}" for t in bad[:5])
+    if statuses <= {"passed", "failed"}:
+        return result(Outcome.FAILED, summary)
+    return result(Outcome.ERROR, summary)
