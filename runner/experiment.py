@@ -109,7 +109,7 @@ class Experiment:
                         outcome=Outcome.BACKEND_ERROR.value,
                         final=True,
                         detail=str(error),
-                    )  # fmt: skip
+                    )
                 )
                 self._progress.advance(False)
                 return
