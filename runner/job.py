@@ -53,6 +53,7 @@ async def _run(cfg, out_dir: Path, tasks: list[Task]) -> int:
         cache = Cache(cfg.cache_dir)
         limits = Limits.from_config(cfg.sandbox)
         gate = OmegaConf.to_container(cfg.gate, resolve=True)
+        limits_key = asdict(limits)
         pools: list[WorkerPool] = []
 
         async def start_pool_and_gold_check() -> set[str]:
@@ -73,7 +74,7 @@ async def _run(cfg, out_dir: Path, tasks: list[Task]) -> int:
             backend=backend,
             model_identity=identity,
             judge=lambda task, code: judge(task, code, pools[0], cfg.gate),
-            judge_key=lambda task, code: verdict_key(task, code, gate, asdict(limits)),
+            judge_key=lambda task, code: verdict_key(task, code, gate, limits_key),
             cache=cache,
             writer=AttemptWriter(out_dir / "attempts.jsonl"),
             judge_slots=cfg.sandbox.workers,
