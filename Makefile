@@ -4,9 +4,12 @@ UV := $(shell command -v uv 2>/dev/null || echo "$(PYTHON) -m uv")
 
 .PHONY: setup demo test lint ui bench sweep-demo
 
+# Bytecode is compiled at install: the machine may set PYTHONDONTWRITEBYTECODE, and then every sandbox
+# worker would compile pytest and hypothesis from source when it starts.
 setup:  ## install uv if missing, then the locked environment
 	@command -v uv >/dev/null 2>&1 || $(PYTHON) -m uv --version >/dev/null 2>&1 || $(PYTHON) -m pip install --quiet uv
-	$(UV) sync --frozen
+	$(UV) sync --frozen --compile-bytecode
+	$(UV) run python -m compileall -q runner
 
 demo: setup  ## the default experiment: seed-10 tasks on the embedded SmolLM2-135M model
 	$(UV) run python -m runner

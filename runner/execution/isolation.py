@@ -67,6 +67,23 @@ def lease_slot() -> Slot:
     raise RuntimeError(f"no free sandbox slot in {LOCK_DIR}")
 
 
+_PRIVATE_NETWORK = [False]
+"""Set in the worker once it has moved itself into a network namespace of its own (`isolate_network`)."""
+
+
+def isolate_network() -> bool:
+    """Move this (worker) process into a new, empty network namespace, which every child it forks inherits.
+
+    One namespace per worker instead of one per child: creating and tearing down a namespace costs
+    about 0.7 ms of kernel time, paid per candidate otherwise. The worker itself needs no network (it
+    talks to the pool over pipes), the namespace holds only a loopback device that is down and that no
+    sandbox uid may configure, and the worker runs one child at a time and kills everything the child
+    left before the next one starts. Needs root; returns whether it worked.
+    """
+    _PRIVATE_NETWORK[0] = is_root() and _libc.unshare(CLONE_NEWNET) == 0
+    return _PRIVATE_NETWORK[0]
+
+
 def become_subreaper() -> bool:
     """Make orphaned descendants re-parent to this process (so they can be found and killed)."""
     return _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
@@ -87,10 +104,7 @@ def sandbox_env(home: str) -> dict[str, str]:
 
 
 def _vm_size_bytes() -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith("VmSize:"):
-            return int(line.split()[1]) * 1024
-    raise RuntimeError("VmSize not found in /proc/self/status")
+    return int(Path("/proc/self/statm").read_text().split()[0]) * resource.getpagesize()
 
 
 def _set_limit(which: int, soft: int, hard: int | None = None) -> bool:
@@ -116,6 +130,8 @@ def confine(limits: Limits, slot: Slot, home: str) -> dict[str, bool]:
     applied["process_group_kill"] = True
     if limits.network:
         applied["network_namespace"] = False
+    elif _PRIVATE_NETWORK[0]:
+        applied["network_namespace"] = True  # inherited from the worker (see isolate_network)
     else:
         applied["network_namespace"] = is_root() and _libc.unshare(CLONE_NEWNET) == 0
     applied["rlimit_as"] = _set_limit(resource.RLIMIT_AS, _vm_size_bytes() + limits.memory_mb * 2**20)
@@ -187,6 +203,25 @@ def leftover_processes(slot: Slot) -> list[int]:
     return sorted(found)
 
 
+def processes_of_uid(uid: int, exclude: int) -> list[int] | None:
+    """Pids of the processes running as `uid` other than `exclude` (one stat per process), or None if not root.
+
+    When root, every process a sandboxed child starts runs as the slot's uid, so this finds them all
+    at a tenth of the cost of `leftover_processes`.
+    """
+    if not is_root():
+        return None
+    found = []
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != exclude:
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    found.append(int(name))
+            except OSError:
+                continue
+    return found
+
+
 def _kill_uid(uid: int) -> None:
     """kill(-1, SIGKILL) as the sandbox uid: the kernel signals all its processes in one sweep."""
     pid = os.fork()
@@ -237,13 +272,39 @@ def kill_everything(pgid: int | None, slot: Slot, rounds: int = 200) -> bool:
     return _reap_all()
 
 
-def remove_scratch_files(slot: Slot) -> None:
-    """Delete what the sandbox uid left in world-writable directories (only possible when root)."""
+_SETTLED_NS = 50_000_000
+"""A directory time this much older than the mark is settled: file times tick coarsely (a few ms), so a
+change right after a recent one could otherwise keep the same time."""
+
+
+def scratch_marks() -> tuple[int, ...]:
+    """Modification times of the world-writable directories (an entry made or removed in one changes it),
+    each replaced by -1 where it is too recent to be told apart from a change that may follow."""
+    settled = time.time_ns() - _SETTLED_NS
+    marks = []
+    for base in SCRATCH_DIRS:
+        try:
+            mtime = os.stat(base).st_mtime_ns
+        except OSError:
+            mtime = -1
+        marks.append(mtime if mtime < settled else -1)
+    return tuple(marks)
+
+
+def remove_scratch_files(slot: Slot, since: tuple[int, ...] | None = None) -> None:
+    """Delete what the sandbox uid left in world-writable directories (only possible when root).
+
+    With `since` (the `scratch_marks()` taken before the sandbox ran), directories whose contents
+    did not change are skipped: the sandbox uid cannot reset the time of a directory it does not own.
+    """
     if not is_root():
         return
     import shutil
 
-    for base in SCRATCH_DIRS:
+    now = scratch_marks() if since is not None else ()
+    for index, base in enumerate(SCRATCH_DIRS):
+        if since is not None and since[index] != -1 and now[index] == since[index]:
+            continue
         try:
             entries = list(os.scandir(base))
         except OSError:

@@ -24,6 +24,7 @@ to make forging hard and detectable:
 from __future__ import annotations
 
 import builtins
+import fnmatch
 import importlib.util
 import json
 import os
@@ -32,6 +33,8 @@ import types
 
 import pytest
 
+from runner.execution import compile_cache
+from runner.execution.guarded_objects import GuardedObjects, changed_entries, snapshot_entries
 from runner.execution.limits import Limits
 
 MESSAGE_CHARS = 1500
@@ -77,44 +80,6 @@ class Channel:
             data = data[self._write(self._fd, data) :]
 
 
-def _guarded_objects(modules: tuple[str, ...]) -> list[tuple]:
-    """(namespace, name, object, code object) for every function, class and method in the modules.
-
-    Stored as identities in live namespaces so that a later check is a cheap `is` comparison.
-    """
-    found: list[tuple] = []
-    for name in modules:
-        module = sys.modules.get(name)
-        if module is None:
-            continue
-        found.append((sys.modules, name, module, None))
-        spaces = [vars(module)]
-        spaces += [vars(v) for v in vars(module).values() if isinstance(v, type) and v.__module__ == name]
-        for space in spaces:
-            for key, value in list(space.items()):
-                if isinstance(value, _WRAPPERS):
-                    value = value.__func__ if not isinstance(value, property) else value.fget
-                if isinstance(value, _GUARDED_TYPES):
-                    found.append((space, key, value, getattr(value, "__code__", None)))
-    return found
-
-
-_WRAPPERS = (classmethod, staticmethod, property)
-_GUARDED_TYPES = (types.FunctionType, types.BuiltinFunctionType, type)
-
-
-def _changed(snapshot: list[tuple]) -> list[str]:
-    changed = []
-    for space, key, value, code in snapshot:
-        now = space.get(key)
-        if isinstance(now, _WRAPPERS):
-            now = now.__func__ if not isinstance(now, property) else now.fget
-        if now is not value or (code is not None and getattr(now, "__code__", None) is not code):
-            owner = getattr(value, "__qualname__", "") if space is not sys.modules else ""
-            changed.append(f"{getattr(value, '__module__', '')}.{owner or key} was replaced")
-    return changed
-
-
 def _plugin_state(config: pytest.Config) -> dict[str, object]:
     state: dict[str, object] = {"config.hook": config.hook, "pluginmanager": config.pluginmanager}
     state["plugins"] = frozenset(id(p) for p in config.pluginmanager.get_plugins())
@@ -140,7 +105,7 @@ class Integrity:
     """
 
     def __init__(self) -> None:
-        self.objects: list[tuple] = []
+        self.objects: list[GuardedObjects] = []
         self.plugins: dict[str, object] = {}
         self.suite_globals: dict[str, tuple[types.ModuleType, dict[str, object]]] = {}
         self.items: list[tuple] = []
@@ -150,7 +115,7 @@ class Integrity:
 
     def capture_modules(self) -> None:
         """Before pytest.main: the functions, classes and code of every guarded module."""
-        self.objects = _guarded_objects(GUARDED_MODULES)
+        self.objects = [GuardedObjects(snapshot_entries(GUARDED_MODULES))]
 
     def capture_plugins(self, config: pytest.Config) -> None:
         """At the start of collection, before any suite module (and so the candidate) is imported."""
@@ -164,7 +129,7 @@ class Integrity:
         """When the candidate is about to execute: every suite module's bindings so far, the reference, the guard."""
         for module in modules:
             self.suite_globals[module.__name__] = (module, {k: v for k, v in vars(module).items() if k[:2] != "__"})
-        self.late = _guarded_objects(("reference",))
+        self.late = snapshot_entries(("reference",))
         self.hypothesis = _hypothesis_state()
         guard = sys.modules.get("candidate_guard")
         for name in ("_LOADED", "_FAILED", "_NAMES"):
@@ -176,7 +141,7 @@ class Integrity:
         found = list(self.found)
         if not self.plugins or config is None:
             found.append("the collection hook never ran")
-        if not self.objects:
+        if not any(len(objects) for objects in self.objects):
             found.append("module snapshot missing")
         now = _plugin_state(config) if config is not None else {}
         found += [f"pytest {key} changed" for key, value in self.plugins.items() if now.get(key) != value]
@@ -193,7 +158,8 @@ class Integrity:
             found.append("hypothesis settings were changed")
         if sys.gettrace() is not None or sys.getprofile() is not None:
             found.append("a trace or profile function is installed")
-        return [*found, *_changed(self.objects), *_changed(self.late), *_uses_reference(), *_guard_problems()]
+        found += [line for objects in self.objects for line in objects.changed()]
+        return [*found, *changed_entries(self.late), *_uses_reference(), *_guard_problems()]
 
 
 def _differ(a: object, b: object) -> bool:
@@ -494,43 +460,6 @@ def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, a
     return code
 
 
-_REWRITTEN: dict[tuple[str, bytes], tuple] = {}
-"""pytest's assertion-rewritten code by (suite file path, source): filled by the worker before it forks."""
-_REWRITTEN_MAX = 256
-_PYTEST_REWRITE: list = []
-
-
-def _cached_rewrite_test(fn, config):
-    """pytest's `_rewrite_test`, reusing the code already rewritten for the same path and source."""
-    key = (str(fn), fn.read_bytes())
-    found = _REWRITTEN.get(key)
-    if found is None:
-        found = _PYTEST_REWRITE[0](fn, config)
-        if len(_REWRITTEN) >= _REWRITTEN_MAX:
-            _REWRITTEN.clear()
-        _REWRITTEN[key] = found
-    return found
-
-
-def _install_rewrite_cache() -> None:
-    from _pytest.assertion import rewrite
-
-    if not _PYTEST_REWRITE:
-        _PYTEST_REWRITE.append(rewrite._rewrite_test)
-        rewrite._rewrite_test = _cached_rewrite_test
-
-
-def prerewrite(test_path: str, prepared: Prepared) -> None:
-    """In the worker, before forking: assertion-rewrite a suite file so that the child reuses the code.
-
-    Only pytest's own rewriting runs, on a file the worker wrote; no job code executes here. A suite
-    shared by many samples of a task is rewritten once per worker (the cache is keyed by content).
-    """
-    from pathlib import Path
-
-    _cached_rewrite_test(Path(test_path), prepared.config)
-
-
 class Prepared:
     """A pytest session configured and started in the warm worker, before any fork.
 
@@ -539,7 +468,8 @@ class Prepared:
     every forked child inherits it: the child only collects and runs its suite file.
     """
 
-    def __init__(self, config: pytest.Config, session: pytest.Session, collector: Collector, objects: list) -> None:
+    def __init__(self, config: pytest.Config, session: pytest.Session, collector: Collector,
+                 objects: GuardedObjects) -> None:  # fmt: skip
         self.config, self.session, self.collector, self.objects = config, session, collector, objects
 
 
@@ -555,7 +485,7 @@ def prepare_session(test_dir: str, ini_path: str, scratch: str, limits: Limits) 
     from runner.strength.hypothesis_profile import register_profile
 
     register_profile(limits.hypothesis_examples)
-    _install_rewrite_cache()
+    compile_cache.install()
     collector = Collector(None, os.path.join(test_dir, "candidate.py"), None)
     cwd = os.getcwd()
     os.chdir(scratch)
@@ -566,9 +496,11 @@ def prepare_session(test_dir: str, ini_path: str, scratch: str, limits: Limits) 
         session.exitstatus = pytest.ExitCode.OK
         config._do_configure()
         config.hook.pytest_sessionstart(session=session)
+        for pattern in (*config.getini("norecursedirs"), *config.getini("python_files")):
+            fnmatch.fnmatch("warm", pattern)  # fnmatch caches the compiled pattern here, not in every child
     finally:
         os.chdir(cwd)
-    objects = _guarded_objects(tuple(m for m in GUARDED_MODULES if m != "candidate_guard"))
+    objects = GuardedObjects(snapshot_entries(tuple(m for m in GUARDED_MODULES if m != "candidate_guard")))
     return Prepared(config, session, collector, objects)
 
 
@@ -620,7 +552,7 @@ def run_prepared(prepared: Prepared, test_paths: list[str], channel: Channel) ->
     collector = prepared.collector
     collector.channel, collector.candidate_path, collector.integrity = channel, candidate_path, integrity
     _watch_candidate(channel, candidate_path, test_paths, integrity)
-    integrity.objects = prepared.objects + _guarded_objects(("candidate_guard",))
+    integrity.objects = [prepared.objects, GuardedObjects(snapshot_entries(("candidate_guard",)))]
     prepared.config.args = list(test_paths)
     os.environ["PYTEST_VERSION"] = pytest.__version__  # as pytest.main sets it (the child's environment is fresh)
     code = _finish_session(prepared.config, prepared.session)

@@ -32,7 +32,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.execution import isolation, pytest_child
+from runner.execution import compile_cache, isolation, pytest_child
 from runner.execution.limits import Limits
 from runner.execution.outcome import Outcome, SuiteResult, TestResult
 from runner.execution.sandbox import read_frame, write_frame
@@ -236,9 +236,10 @@ def _cpu_seconds(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _kill_strays(pid: int, slot) -> None:
+def _kill_strays(pid: int, slot, limits: Limits) -> None:
     """Kill every process of the sandbox except the session's child itself."""
-    for other in isolation.leftover_processes(slot):
+    strays = isolation.processes_of_uid(slot.uid, exclude=pid) if limits.drop_privileges else None
+    for other in isolation.leftover_processes(slot) if strays is None else strays:
         if other != pid:
             try:
                 os.kill(other, signal.SIGKILL)
@@ -274,18 +275,20 @@ def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) ->
     session_deadline = start + limits.timeout_s * count
     suite_deadline = session_deadline
     running, cpu_start, cores = -1, 0.0, os.cpu_count() or 1
+    next_cpu_read = session_deadline  # CPU time cannot run out sooner than `cpu_left / cores` wall seconds
     while facts.status is None:
-        remaining = min(session_deadline, suite_deadline) - time.monotonic()
+        now = time.monotonic()
+        remaining = min(session_deadline, suite_deadline) - now
         if remaining <= 0:
             facts.timed_out = True
             break
-        if running >= 0:  # the suite's CPU time, measured here: the child's RLIMIT_CPU covers the whole session
+        if running >= 0 and now >= next_cpu_read:  # the suite's CPU time (RLIMIT_CPU covers the whole session)
             cpu_left = limits.cpu_s - ((_cpu_seconds(pid) or cpu_start) - cpu_start)
             if cpu_left <= 0:
                 facts.cpu_exceeded = True
                 break
-            remaining = min(remaining, max(0.02, cpu_left / cores))
-        ready, _, _ = select.select(watched, [], [], remaining)
+            next_cpu_read = now + max(0.02, cpu_left / cores)
+        ready, _, _ = select.select(watched, [], [], max(0.0, min(remaining, next_cpu_read - now)))
         for fd in ready:
             if fd == pidfd:
                 facts.status = os.waitpid(pid, 0)[1]
@@ -304,8 +307,9 @@ def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) ->
             facts.output_marks[running] = len(output)
             suite_deadline = time.monotonic() + limits.timeout_s
             cpu_start = _cpu_seconds(pid) or 0.0
+            next_cpu_read = time.monotonic() + limits.cpu_s / cores
             if running > 0:  # what the candidate started during an earlier suite does not outlive it
-                _kill_strays(pid, slot)
+                _kill_strays(pid, slot, limits)
         if len(output) - facts.output_marks.get(running, 0) > cap or len(output) > cap * count:
             facts.output_exceeded = True
             break
@@ -436,11 +440,18 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
     in_force: dict[str, bool] = dict(base)
     outputs: list[str] = []
     bad = [name for name in files if not _SAFE_NAME.fullmatch(name) or ".." in name]
+    marks = isolation.scratch_marks()
     try:
         place.clear()
         for name, source in files.items():
             if name not in bad:
                 _write_readonly(os.path.join(place.test_dir, name), source)
+        for name in compile_cache.TRUSTED_MODULES:
+            if name in files and name not in bad:
+                try:
+                    compile_cache.compile_trusted(os.path.join(place.test_dir, name))
+                except Exception:  # the child compiles it itself and reports whatever goes wrong
+                    pass
         runnable: list[tuple[str, str, list[str]]] = []
         for suite, test_file in suites:
             if bad or test_file not in files:
@@ -456,7 +467,7 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
                 results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"{test_file} serves two suites")
                 continue
             try:
-                pytest_child.prerewrite(os.path.join(place.test_dir, test_file), place.prepared)
+                compile_cache.rewrite_suite(os.path.join(place.test_dir, test_file), place.prepared.config)
             except Exception:  # the child rewrites it itself and reports whatever goes wrong
                 pass
             runnable.append((suite, test_file, expected))
@@ -474,7 +485,7 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
                 in_force[key] = in_force.get(key, True) and applied.get(key, key in base)
     finally:
         place.clear()
-        isolation.remove_scratch_files(slot)
+        isolation.remove_scratch_files(slot, since=marks)
     ordered = {suite: results[suite] for suite, _ in suites if suite in results}
     return ordered, in_force, "\n".join(outputs), time.monotonic() - start
 
@@ -668,6 +679,8 @@ def main() -> None:
     slot = isolation.lease_slot()
     subreaper = isolation.become_subreaper()
     isolation.kill_everything(None, slot)  # leftovers of a worker that died holding this slot
+    if not limits.network:
+        isolation.isolate_network()
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     preload()
     warm_up(limits)
