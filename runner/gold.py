@@ -143,9 +143,9 @@ def main(argv: list[str]) -> int:
 
     options, overrides = split_args(argv, ("out", "workers"))
     cfg = compose_config(overrides)
-    tasks = load_task_set(cfg.task_set)
     workers = int(options.get("workers", cfg.sandbox.workers))
-    with WorkerPool(workers, Limits.from_config(cfg.sandbox)) as pool:
+    with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while tasks load
+        tasks = load_task_set(cfg.task_set)
         results = gold_check(tasks, pool, threads=2 * workers)
     print(_table(results))
     bad = [r for r in results if not r.ok]

@@ -56,9 +56,10 @@ GUARDED_HOOKS = (
 )  # fmt: skip
 DISABLED_PLUGINS = (
     "cacheprovider", "terminal", "pastebin", "junitxml", "stepwise", "doctest", "debugging", "setuponly",
-    "setupplan", "unraisableexception", "threadexception", "faulthandler",
+    "setupplan", "unraisableexception", "threadexception", "faulthandler", "subtests", "legacypath",
 )  # fmt: skip
-"""Not needed to run a suite; each one costs time per session (and some would write files)."""
+"""Not needed to run a suite; each one costs time per session (and some would write files). `legacypath`
+only adds the old `tmpdir` and `testdir` fixtures (suites use `tmp_path`)."""
 FLAGGED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace",
                             "sys.setprofile", "sys.addaudithook"})  # fmt: skip
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import pickle
 import queue
+import select
 import struct
 import subprocess
 import sys
@@ -115,23 +116,30 @@ class _Worker:
         return self.hello
 
     def _read(self, timeout: float):
-        box: list = []
-        reader = threading.Thread(target=lambda: box.append(self._safe_read()), daemon=True)
-        reader.start()
-        reader.join(timeout)
-        if reader.is_alive():
-            self.kill()
-            reader.join()
-            raise WorkerDied(f"worker gave no answer within {timeout:g} s")
-        if not box or box[0] is None:
-            raise WorkerDied(f"worker exited (code {self.proc.poll()})")
-        return box[0]
-
-    def _safe_read(self):
+        """The worker's next reply frame, read straight from the pipe with a deadline (no reader thread)."""
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        header = self._read_exactly(fd, 8, deadline, timeout)
+        (size,) = struct.unpack("!Q", header)
         try:
-            return read_frame(self.proc.stdout)
-        except (OSError, EOFError, ValueError):
-            return None
+            return pickle.loads(self._read_exactly(fd, size, deadline, timeout))
+        except (pickle.UnpicklingError, EOFError, ValueError) as err:
+            self.kill()
+            raise WorkerDied(f"worker sent an unreadable reply: {err}") from err
+
+    def _read_exactly(self, fd: int, size: int, deadline: float, timeout: float) -> bytes:
+        chunks, missing = [], size
+        while missing:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                self.kill()
+                raise WorkerDied(f"worker gave no answer within {timeout:g} s")
+            chunk = os.read(fd, missing)
+            if not chunk:
+                raise WorkerDied(f"worker exited (code {self.proc.poll()})")
+            chunks.append(chunk)
+            missing -= len(chunk)
+        return b"".join(chunks)
 
     def call(self, job: SandboxJob):
         """Send one job and wait for its result."""
@@ -174,33 +182,50 @@ class WorkerPool:
     otherwise reported as HARNESS_ERROR for every suite.
     """
 
-    def __init__(self, workers: int = 2, limits: Limits = Limits()) -> None:  # noqa: B008 (frozen, shared safely)
+    def __init__(self, workers: int = 2, limits: Limits = Limits(), wait: bool = True) -> None:  # noqa: B008
+        """Start the worker processes; with `wait=False` return at once and let them warm up meanwhile.
+
+        Either way `run` (or `wait_ready`) waits for the warm-up; a worker that cannot start raises
+        WorkerDied there (or here, with `wait=True`).
+        """
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.limits = limits
         self._lock = threading.Lock()
+        self._start_lock = threading.Lock()
         self._all: list[_Worker] = [_Worker(limits) for _ in range(workers)]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._closed = False
+        self._isolation: dict[str, bool] | None = None
         self._finalizer = weakref.finalize(self, _close_all, self._all)
-        try:
-            hellos = [w.wait_ready() for w in self._all]
-        except WorkerDied:
-            self.close()
-            raise
-        self._isolation = _all_true(h["isolation"] for h in hellos)
-        for worker in self._all:
-            self._idle.put(worker)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
+        """Block until every worker has warmed up (raises WorkerDied, and closes the pool, if one cannot)."""
+        with self._start_lock:
+            if self._isolation is not None:
+                return
+            try:
+                hellos = [w.wait_ready() for w in self._all]
+            except WorkerDied:
+                self.close()
+                raise
+            for worker in self._all:
+                self._idle.put(worker)
+            self._isolation = _all_true(h["isolation"] for h in hellos)
 
     @property
     def isolation(self) -> dict[str, bool]:
         """Protections in force for every sandboxed child of this pool (probed at start-up)."""
+        self.wait_ready()
         return dict(self._isolation)
 
     def run(self, job: SandboxJob) -> SandboxResult:
         """Run the job's suites in one worker and return the judged result."""
         if self._closed:
             raise RuntimeError("the worker pool is closed")
+        self.wait_ready()
         start = time.monotonic()
         worker = self._idle.get()
         try:
