@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.execution.judge import judge
+from runner.execution.judge import judge, rewrite_suites_ahead
 from runner.execution.outcome import Verdict
 from runner.gold import compose_config, split_args
 from runner.scoring import pass_at_k as estimate_pass_at_k
@@ -185,6 +185,7 @@ def main(argv: list[str]) -> int:
             raise SystemExit(f"error: {err}") from None
         print(f"task set {cfg.task_set.name}, gate {cfg.gate.name}, suites {', '.join(suites)}, {workers} worker(s)",
               file=sys.stderr)  # fmt: skip
+        rewrite_suites_ahead({s.task_id: tasks[s.task_id] for s in samples}.values(), suites, until=pool.warm)
         verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, _progress(len(samples)), suites)
     with open(options["out"], "w", encoding="utf-8") as out:
         for sample, verdict in zip(samples, verdicts, strict=True):

@@ -1,20 +1,28 @@
-"""Code the warm worker compiles before it forks, so that every child reuses it instead of compiling.
+"""Code compiled before the sandboxed child starts, so that every child reuses it instead of compiling.
 
 Two kinds of trusted files are compiled in the worker, keyed by path and content: suite files, with
 pytest's own assertion rewriting (`rewrite_suite`), and the job's trusted plain modules, the
 task's `reference` and `candidate_guard` (`compile_trusted`). Nothing is executed here. The candidate's
 own file is never compiled by the worker: compiling untrusted source could exhaust the worker, so
 it is compiled in the confined child, by the normal import.
+
+Suites may also be rewritten ahead, by the pool's own (trusted) process (`rewrite_ahead`, e.g. while
+the workers warm up): the job then carries the marshalled code, which the worker installs under the
+suite's real path (`install_rewritten`) instead of rewriting it again.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.machinery
+import importlib.util
+import marshal
+import types
 from pathlib import Path
 
 TRUSTED_MODULES = ("reference.py", "candidate_guard.py")
 """Files of a job, besides its suites, that the worker may compile: they come from the task and the harness."""
-_MAX_ENTRIES = 256
+_MAX_ENTRIES = 4096
 _REWRITTEN: dict[tuple[str, bytes], tuple] = {}
 _COMPILED: dict[tuple[str, bytes], object] = {}
 _ORIGINALS: dict[str, object] = {}
@@ -63,3 +71,44 @@ def compile_trusted(path: str) -> None:
     data = Path(path).read_bytes()
     if (path, data) not in _COMPILED:
         _remember(_COMPILED, (path, data), compile(data, path, "exec", dont_inherit=True))
+
+
+_AHEAD_FILENAME = "<suite rewritten ahead>"
+_AHEAD: dict[str, bytes] = {}
+
+
+def rewrite_ahead(source: str) -> bytes:
+    """Marshalled code of a suite module, assertion-rewritten exactly as pytest's `_rewrite_test` does.
+
+    Remembered for `rewritten_ahead`. The file name is a placeholder; `install_rewritten` puts the
+    suite's real path in its place. (pytest's only use of its config here is
+    `enable_assertion_pass_hook`, which our ini never sets.)
+    """
+    found = _AHEAD.get(source)
+    if found is None:
+        from _pytest.assertion.rewrite import rewrite_asserts
+
+        data = source.encode("utf-8")
+        tree = ast.parse(data, filename=_AHEAD_FILENAME)
+        rewrite_asserts(tree, data, _AHEAD_FILENAME, None)
+        found = marshal.dumps(compile(tree, _AHEAD_FILENAME, "exec", dont_inherit=True))
+        _remember(_AHEAD, source, found)
+    return found
+
+
+def rewritten_ahead(source: str) -> bytes | None:
+    """The suite's code if `rewrite_ahead` has produced it in this process, else None."""
+    return _AHEAD.get(source)
+
+
+def _retarget(code: types.CodeType, filename: str) -> types.CodeType:
+    consts = tuple(_retarget(c, filename) if isinstance(c, types.CodeType) else c for c in code.co_consts)
+    return code.replace(co_filename=filename, co_consts=consts)
+
+
+def install_rewritten(test_path: str, code: bytes) -> None:
+    """In the worker: serve a suite's import from code rewritten ahead (`rewrite_ahead`)."""
+    data = Path(test_path).read_bytes()
+    if (test_path, data) not in _REWRITTEN:
+        found = (importlib.util.source_hash(data), _retarget(marshal.loads(code), test_path))
+        _remember(_REWRITTEN, (test_path, data), found)

@@ -7,12 +7,13 @@ visible suite and the syntax / gate / signature messages alone, never from hidde
 from __future__ import annotations
 
 import ast
+import contextlib
 import functools
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.config import GateConfig
-from runner.execution import candidate_guard
+from runner.execution import candidate_guard, compile_cache
 from runner.execution.gate import check_gate
 from runner.execution.outcome import Outcome, SuiteResult, Verdict
 from runner.execution.signature import check_signature
@@ -40,12 +41,31 @@ def build_job(task: Task, code: str, suites: tuple[str, ...] = SUITES) -> Sandbo
     from runner.execution.sandbox import SandboxJob
 
     files = {"candidate.py": code, "reference.py": task.reference, "candidate_guard.py": candidate_guard_source()}
-    order = []
+    order, rewritten = [], {}
     for suite in suites:
         if suite in task.suites:
-            files[suite_file_name(suite)] = build_suite_module(task, suite)
-            order.append((suite, suite_file_name(suite)))
-    return SandboxJob(files=files, suites=tuple(order))
+            name = suite_file_name(suite)
+            files[name] = build_suite_module(task, suite)
+            order.append((suite, name))
+            code = compile_cache.rewritten_ahead(files[name])
+            if code is not None:
+                rewritten[name] = code
+    return SandboxJob(files=files, suites=tuple(order), rewritten=rewritten)
+
+
+def rewrite_suites_ahead(tasks, suites: tuple[str, ...] = SUITES, until=lambda: False) -> None:
+    """Assertion-rewrite the tasks' suites in this process (cached), in order, until `until()` is true.
+
+    Meant for the time the sandbox workers warm up (`until=pool.warm`): a core the warm-up leaves idle
+    does work the workers would otherwise do per job. Suites not reached are rewritten by the workers.
+    """
+    for task in tasks:
+        if until():
+            return
+        for suite in suites:
+            if suite in task.suites:
+                with contextlib.suppress(Exception):
+                    compile_cache.rewrite_ahead(build_suite_module(task, suite))
 
 
 def _clip(text: str, limit: int = _MESSAGE_CHARS) -> str:

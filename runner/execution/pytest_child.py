@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import builtins
 import fnmatch
+import functools
 import importlib.util
 import json
 import os
@@ -410,17 +411,34 @@ def pytest_args(test_path: str, rootdir: str, ini_path: str, basetemp: str) -> l
 
 
 def load_candidate_guard(test_dir: str) -> None:
-    """Make `candidate_guard` importable before the candidate: the job's copy if it has one."""
-    path = os.path.join(test_dir, "candidate_guard.py")
-    if os.path.exists(path):
-        spec = importlib.util.spec_from_file_location("candidate_guard", path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["candidate_guard"] = module
-        spec.loader.exec_module(module)
-    else:
-        from runner.execution import candidate_guard
+    """Make `candidate_guard` importable before the candidate: the job's copy if it has one.
 
+    A copy identical to the harness's own module is served by the module the worker imported at
+    start-up and never used (each forked child gets it untouched), which saves executing it per child.
+    """
+    from runner.execution import candidate_guard
+
+    path = os.path.join(test_dir, "candidate_guard.py")
+    if not os.path.exists(path):
         sys.modules["candidate_guard"] = candidate_guard
+        return
+    with open(path, "rb") as handle:
+        if handle.read() == pristine_guard_source():
+            sys.modules["candidate_guard"] = candidate_guard
+            return
+    spec = importlib.util.spec_from_file_location("candidate_guard", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["candidate_guard"] = module
+    spec.loader.exec_module(module)
+
+
+@functools.cache
+def pristine_guard_source() -> bytes:
+    """The harness's candidate_guard.py (read once, in the worker: a sandboxed child may not be able to)."""
+    from runner.execution import candidate_guard
+
+    with open(candidate_guard.__file__, "rb") as handle:
+        return handle.read()
 
 
 def _watch_candidate(channel: Channel, candidate_path: str, test_paths: list[str], integrity: Integrity) -> None:

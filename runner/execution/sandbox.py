@@ -14,13 +14,14 @@ import os
 import pickle
 import queue
 import select
+import signal
 import struct
 import subprocess
 import sys
 import threading
 import time
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.execution.limits import Limits
@@ -42,6 +43,8 @@ class SandboxJob:
 
     files: dict[str, str]
     suites: tuple[tuple[str, str], ...]
+    rewritten: dict[str, bytes] = field(default_factory=dict)
+    """Suite files' code, assertion-rewritten ahead by the pool's process (compile_cache.rewrite_ahead)."""
 
 
 @dataclass(frozen=True)
@@ -90,20 +93,74 @@ def _worker_env() -> dict[str, str]:
     return env
 
 
-class _Worker:
-    """The pool's handle on one worker process."""
+class _ForkedProcess:
+    """A worker the pool's zygote forked: not the pool's child, so it is watched through a pidfd.
 
-    def __init__(self, limits: Limits) -> None:
+    Until the worker's hello names its pid, stopping it means stopping the whole zygote group.
+    """
+
+    def __init__(self, zygote: subprocess.Popen) -> None:
+        self.zygote = zygote
+        self.pid: int | None = None
+        self.pidfd: int | None = None
+
+    def attach(self, pid: int) -> None:
+        """Watch the worker with this pid (from its hello)."""
+        try:
+            self.pidfd, self.pid = os.pidfd_open(pid), pid
+        except OSError:
+            self.pidfd = None
+
+    def send_signal(self, sig: int) -> None:
+        """Send a signal to the worker (once it has said hello)."""
+        if self.pidfd is not None:
+            signal.pidfd_send_signal(self.pidfd, sig)
+
+    def poll(self) -> int | None:
+        """None while running; -1 once it has ended (its exit status is the zygote's to collect)."""
+        if self.pidfd is None:
+            return self.zygote.poll()
+        return -1 if select.select([self.pidfd], [], [], 0)[0] else None
+
+    def kill(self) -> None:
+        """SIGKILL the worker (or, before its hello, the zygote and every worker it forked)."""
+        try:
+            if self.pidfd is not None:
+                self.send_signal(signal.SIGKILL)
+            else:
+                os.killpg(self.zygote.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def wait(self, timeout: float | None = None) -> None:
+        """Wait until the worker has ended; raises subprocess.TimeoutExpired after `timeout` seconds."""
+        if self.pidfd is None:
+            self.zygote.wait(timeout)
+        elif not select.select([self.pidfd], [], [], timeout)[0]:
+            raise subprocess.TimeoutExpired("worker", timeout)
+
+
+class _Worker:
+    """The pool's handle on one worker process: started on its own, or forked by the pool's zygote."""
+
+    def __init__(self, limits: Limits, pipes: tuple[int, int] | None = None, zygote=None) -> None:
+        """Start a worker process, or (with `pipes` = (request write end, reply read end)) adopt a forked one."""
         self.limits = limits
-        self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "runner.execution.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            env=_worker_env(),
-            cwd="/",
-        )
-        write_frame(self.proc.stdin, limits)
         self.hello: dict | None = None
+        if pipes is None:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-P", "-m", "runner.execution.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                env=_worker_env(),
+                cwd="/",
+            )
+            self.requests, self.replies = self.proc.stdin, self.proc.stdout
+            write_frame(self.requests, limits)
+        else:
+            self.proc = _ForkedProcess(zygote)
+            self.requests, self.replies = os.fdopen(pipes[0], "wb"), os.fdopen(pipes[1], "rb")
+        self.reply_fd = self.replies.fileno()  # read with os.read: the buffered object is never read from
 
     def wait_ready(self) -> dict:
         """Block until the worker has warmed up; its hello says which isolation is in force."""
@@ -112,13 +169,15 @@ class _Worker:
             if not isinstance(hello, dict) or not hello.get("ready"):
                 self.kill()
                 raise WorkerDied(f"worker failed to start: {hello!r}")
+            if isinstance(self.proc, _ForkedProcess):
+                self.proc.attach(hello["pid"])
             self.hello = hello
         return self.hello
 
     def _read(self, timeout: float):
         """The worker's next reply frame, read straight from the pipe with a deadline (no reader thread)."""
         deadline = time.monotonic() + timeout
-        fd = self.proc.stdout.fileno()
+        fd = self.reply_fd
         header = self._read_exactly(fd, 8, deadline, timeout)
         (size,) = struct.unpack("!Q", header)
         try:
@@ -145,7 +204,7 @@ class _Worker:
         """Send one job and wait for its result."""
         self.wait_ready()
         try:
-            write_frame(self.proc.stdin, (dict(job.files), tuple(tuple(s) for s in job.suites)))
+            write_frame(self.requests, (dict(job.files), tuple(tuple(s) for s in job.suites), dict(job.rewritten)))
         except (BrokenPipeError, OSError) as err:
             raise WorkerDied(f"worker is gone: {err}") from err
         # Generous upper bound: every suite may run to its timeout (in one session, or one session each
@@ -162,17 +221,48 @@ class _Worker:
     def close(self) -> None:
         """Ask the worker to finish (end of its input), then make sure it has."""
         try:
-            self.proc.stdin.close()
+            self.requests.close()
             self.proc.wait(timeout=10)
         except (OSError, subprocess.TimeoutExpired):
             pass
         self.kill()
-        self.proc.stdout.close()
+        self.replies.close()
 
 
-def _close_all(workers: list[_Worker]) -> None:
+def _start_zygote(limits: Limits, count: int) -> tuple[subprocess.Popen, list[_Worker]]:
+    """One warm-up process that forks `count` workers, each talking to the pool over its own two pipes."""
+    ours, theirs = [], []
+    for _ in range(count):
+        request_r, request_w = os.pipe()
+        reply_r, reply_w = os.pipe()
+        ours.append((request_w, reply_r))
+        theirs.append((request_r, reply_w))
+    try:
+        zygote = subprocess.Popen(
+            [sys.executable, "-P", "-m", "runner.execution.worker", "--zygote", *(f"{r},{w}" for r, w in theirs)],
+            stdin=subprocess.PIPE,
+            env=_worker_env(),
+            cwd="/",
+            pass_fds=[fd for pair in theirs for fd in pair],
+            start_new_session=True,  # a process group of its own: stopping it before the workers say hello
+        )
+    finally:
+        for fd in [fd for pair in theirs for fd in pair]:
+            os.close(fd)
+    write_frame(zygote.stdin, limits)
+    zygote.stdin.close()
+    return zygote, [_Worker(limits, pipes, zygote) for pipes in ours]
+
+
+def _close_all(workers: list[_Worker], zygotes: list[subprocess.Popen]) -> None:
     for worker in workers:
         worker.close()
+    for zygote in zygotes:
+        try:
+            zygote.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            zygote.kill()
+            zygote.wait()
 
 
 class WorkerPool:
@@ -193,11 +283,12 @@ class WorkerPool:
         self.limits = limits
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
-        self._all: list[_Worker] = [_Worker(limits) for _ in range(workers)]
+        zygote, self._all = _start_zygote(limits, workers)
+        self._zygotes = [zygote]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._closed = False
         self._isolation: dict[str, bool] | None = None
-        self._finalizer = weakref.finalize(self, _close_all, self._all)
+        self._finalizer = weakref.finalize(self, _close_all, self._all, self._zygotes)
         if wait:
             self.wait_ready()
 
@@ -214,6 +305,13 @@ class WorkerPool:
             for worker in self._all:
                 self._idle.put(worker)
             self._isolation = _all_true(h["isolation"] for h in hellos)
+
+    def warm(self) -> bool:
+        """True once every worker has warmed up (its hello has arrived); never blocks."""
+        if self._isolation is not None:
+            return True
+        pending = [w.reply_fd for w in self._all if w.hello is None]
+        return not pending or len(select.select(pending, [], [], 0)[0]) == len(pending)
 
     @property
     def isolation(self) -> dict[str, bool]:

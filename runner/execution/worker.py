@@ -32,7 +32,7 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.execution import compile_cache, isolation, pytest_child
+from runner.execution import compile_cache, huge_pages, isolation, pytest_child
 from runner.execution.limits import Limits
 from runner.execution.outcome import Outcome, SuiteResult, TestResult
 from runner.execution.sandbox import read_frame, write_frame
@@ -428,7 +428,7 @@ def _applied(facts: RunFacts) -> dict[str, bool]:
 
 
 def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, limits: Limits, base: dict,
-            place: JobPlace):  # fmt: skip
+            place: JobPlace, rewritten: dict[str, bytes] | None = None):  # fmt: skip
     """Run a job's suites in order in one session. Returns (suite results, isolation in force, output, duration).
 
     If the candidate's code ran before every suite file was collected (a suite that imports it
@@ -467,7 +467,11 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
                 results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"{test_file} serves two suites")
                 continue
             try:
-                compile_cache.rewrite_suite(os.path.join(place.test_dir, test_file), place.prepared.config)
+                test_path = os.path.join(place.test_dir, test_file)
+                if rewritten and test_file in rewritten:
+                    compile_cache.install_rewritten(test_path, rewritten[test_file])
+                else:
+                    compile_cache.rewrite_suite(test_path, place.prepared.config)
             except Exception:  # the child rewrites it itself and reports whatever goes wrong
                 pass
             runnable.append((suite, test_file, expected))
@@ -618,7 +622,11 @@ def warm_up(limits: Limits) -> None:
     try:
         test_dir = os.path.join(root, "t")
         os.mkdir(test_dir)
-        for name, text in (("candidate.py", "def add(a, b):\n    return a + b\n"), ("test_w.py", WARMUP_SUITE)):
+        # The warm-up loads its own copy of the guard: the imported module must stay unused (load_candidate_guard).
+        guard_copy = pytest_child.pristine_guard_source().decode() + "\n# the warm-up's own copy\n"
+        files = {"candidate.py": "def add(a, b):\n    return a + b\n", "candidate_guard.py": guard_copy,
+                 "test_w.py": WARMUP_SUITE}  # fmt: skip
+        for name, text in files.items():
             Path(test_dir, name).write_text(text)
         Path(root, "pytest.ini").write_text("[pytest]\n")
         os.chdir(root)
@@ -666,39 +674,87 @@ def probe(limits: Limits, slot) -> dict[str, bool]:
 # ---------------------------------------------------------------- protocol with the pool
 
 
-def main() -> None:
-    """Worker entry point: serve jobs from stdin until it closes."""
-    requests = os.fdopen(os.dup(0), "rb")
-    replies = os.fdopen(os.dup(1), "wb")
-    os.dup2(2, 1)  # stray prints must never reach the reply stream
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    sys.path[:] = [p for p in sys.path if p not in ("", ".")]
-    limits: Limits = read_frame(requests)
+def serve(requests, replies, limits: Limits) -> None:
+    """Serve jobs from `requests` until it closes, in this warmed-up process: lease a slot, say hello, loop."""
     slot = isolation.lease_slot()
     subreaper = isolation.become_subreaper()
     isolation.kill_everything(None, slot)  # leftovers of a worker that died holding this slot
     if not limits.network:
         isolation.isolate_network()
-    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    preload()
-    warm_up(limits)
     place = JobPlace(slot, limits)
     gc.freeze()  # the warm heap is never collected again: pytest's gc.collect() calls stay cheap
+    huge_pages.collapse_heap()
     base = {"process_group_kill": subreaper, "output_cap": True}
     try:
         in_force = {**probe(limits, slot), **base}
-        write_frame(replies, {"ready": True, "slot": slot.index, "uid": slot.uid, "isolation": in_force})
+        hello = {"ready": True, "pid": os.getpid(), "slot": slot.index, "uid": slot.uid, "isolation": in_force}
+        write_frame(replies, hello)
         while True:
             job = read_frame(requests)
             if job is None:
                 return
-            files, suites = job
-            write_frame(replies, run_job(files, suites, slot, limits, base, place))
+            files, suites, rewritten = job
+            write_frame(replies, run_job(files, suites, slot, limits, base, place, rewritten))
     finally:
         place.remove()
 
 
+def _warm_process() -> tuple:
+    """Take over this process's stdin/stdout as the first request/reply streams, then read the limits."""
+    requests = os.fdopen(os.dup(0), "rb")
+    replies = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)  # stray prints must never reach a reply stream
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.path[:] = [p for p in sys.path if p not in ("", ".")]
+    os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
+    limits: Limits = read_frame(requests)
+    return requests, replies, limits
+
+
+def main() -> None:
+    """Worker entry point: warm up, then serve jobs from stdin until it closes."""
+    requests, replies, limits = _warm_process()
+    preload()
+    warm_up(limits)
+    serve(requests, replies, limits)
+
+
+def zygote_main(pairs: list[tuple[int, int]]) -> None:
+    """Warm up once, then fork one worker per (request fd, reply fd) pair and wait for them all.
+
+    The pool reads the limits from this process's stdin and talks to each worker over its own pair of
+    pipes. The workers start from this warm state, so N workers cost one warm-up, not N. This process
+    only reaps them (it is not a subreaper: what a sandboxed child leaves is re-parented to its worker).
+    """
+    requests, replies, limits = _warm_process()
+    preload()
+    warm_up(limits)
+    own = [requests.fileno(), replies.fileno()]
+    children = []
+    for request_fd, reply_fd in pairs:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                for fd in own + [fd for pair in pairs if pair != (request_fd, reply_fd) for fd in pair]:
+                    os.close(fd)
+                serve(os.fdopen(request_fd, "rb"), os.fdopen(reply_fd, "wb"), limits)
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                os._exit(0)
+        children.append(pid)
+    for fd in [fd for pair in pairs for fd in pair]:
+        os.close(fd)
+    for pid in children:
+        os.waitpid(pid, 0)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:2] == ["--zygote"]:
+        zygote_main([tuple(int(fd) for fd in pair.split(",")) for pair in sys.argv[2:]])
+    else:
+        main()
