@@ -79,3 +79,16 @@ def test_cli_scores_both_formats_in_input_order(tmp_path, capsys):
     # gate=off admits the import: the same sample now passes
     assert main([*args, "gate=off"]) == 0
     assert json.loads(out.read_text().splitlines()[3])["outcome"] == "passed"
+
+
+def test_suites_option_runs_only_the_requested_suites(tmp_path):
+    tasks = {t.id: t for t in load_humaneval()}
+    rows = [{"task_id": T0, "completion": "    return True\n"}]  # fails both suites
+    samples, out = write(tmp_path / "s.jsonl", rows), tmp_path / "out.jsonl"
+    args = [f"samples={samples}", f"out={out}", "task_set=humaneval", f"task_set.include=[{T0}]", "workers=1"]
+    assert main([*args, "suites=hidden"]) == 0
+    line = json.loads(out.read_text())
+    assert line["hidden"] is False and "visible" not in line and line["outcome"] == "failed"
+    assert "visible" in tasks[T0].suites  # the task has one; it was not run
+    with pytest.raises(SystemExit, match="unknown suite"):
+        main([*args, "suites=hiden"])

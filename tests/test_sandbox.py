@@ -13,7 +13,7 @@ import pytest
 from omegaconf import OmegaConf
 
 from runner.config import SandboxConfig
-from runner.execution import sandbox
+from runner.execution import compile_cache, sandbox
 from runner.execution.isolation import sandbox_env
 from runner.execution.outcome import Outcome
 from runner.execution.sandbox import Limits, SandboxJob, WorkerDied, WorkerPool
@@ -327,3 +327,47 @@ def test_one_session_maps_each_test_to_its_suite(pool):
     assert [(t.name, t.status) for t in result.suites["a"].tests] == [("test_one", "passed"), ("test_two", "failed")]
     assert result.suites["a"].outcome is Outcome.FAILED
     assert result.suites["b"].passed and [t.name for t in result.suites["b"].tests] == ["test_one"]
+
+
+# ------------------------------------------------------------------ suites rewritten ahead, the zygote
+
+
+def test_a_suite_rewritten_ahead_reports_like_one_rewritten_by_the_worker(pool):
+    suite = "from candidate import f\ndef test_a():\n    assert f() == 2\n"
+    plain = simple_job("def f():\n    return 1\n", suite)
+    ahead = SandboxJob(plain.files, plain.suites, {"test_visible.py": compile_cache.rewrite_ahead(suite)})
+    messages = [pool.run(job).suites["visible"].tests[0].message for job in (plain, ahead)]
+    assert messages[0] == messages[1] and "where 1 = f()" in messages[0]
+
+
+def test_code_rewritten_ahead_is_installed_under_the_suite_path(tmp_path):
+    suite = "def helper():\n    return 1\n\ndef test_a():\n    assert helper() == 1\n"
+    path = tmp_path / "test_x.py"
+    path.write_text(suite)
+    compile_cache.install_rewritten(str(path), compile_cache.rewrite_ahead(suite))
+    code = compile_cache._REWRITTEN[(str(path), path.read_bytes())][1]
+    nested = [c for c in code.co_consts if hasattr(c, "co_filename")]
+    assert code.co_filename == str(path) and nested and all(c.co_filename == str(path) for c in nested)
+
+
+def test_the_zygote_forks_every_worker_and_nothing_outlives_the_pool():
+    with WorkerPool(workers=2, limits=LIMITS) as two:
+        hellos = [w.wait_ready() for w in two._all]
+        pids = [h["pid"] for h in hellos]
+        assert len(set(pids)) == 2 and len({h["slot"] for h in hellos}) == 2
+        zygote = two._zygotes[0].pid
+        assert all(_parent_of(pid) == zygote for pid in pids)
+        assert two.warm()
+    for pid in [*pids, zygote]:
+        assert not os.path.exists(f"/proc/{pid}") or _state_of(pid) == "Z"
+
+
+def _parent_of(pid: int) -> int:
+    return int(open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[1])
+
+
+def _state_of(pid: int) -> str:
+    try:
+        return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return "gone"
