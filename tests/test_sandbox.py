@@ -371,3 +371,19 @@ def _state_of(pid: int) -> str:
         return open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0]
     except OSError:
         return "gone"
+
+
+def test_suite_modules_are_found_by_their_stem_or_else_by_a_full_search(tmp_path, monkeypatch):
+    import sys
+    import types
+
+    from runner.execution.pytest_child import _suite_modules
+
+    path = str(tmp_path / "test_hidden.py")
+    module = types.ModuleType("test_hidden")
+    module.__file__ = path
+    monkeypatch.setitem(sys.modules, "test_hidden", module)
+    assert _suite_modules([path]) == [module]
+    monkeypatch.delitem(sys.modules, "test_hidden")
+    monkeypatch.setitem(sys.modules, "t.test_hidden", module)  # another import mode names it differently
+    assert _suite_modules([path]) == [module]

@@ -446,11 +446,26 @@ def _watch_candidate(channel: Channel, candidate_path: str, test_paths: list[str
 
     def on_candidate_start() -> None:
         channel.send({"k": "armed"})
-        paths = set(test_paths)
-        modules = [m for m in list(sys.modules.values()) if getattr(m, "__file__", None) in paths]
-        integrity.capture_suite_globals(modules)
+        integrity.capture_suite_globals(_suite_modules(test_paths))
 
     install_audit_hook(channel, candidate_path, on_candidate_start)
+
+
+def _suite_modules(test_paths: list[str]) -> list[types.ModuleType]:
+    """The imported suite modules, looked up by the names pytest gives them (a file's stem).
+
+    Only if some are not there (a suite not imported yet, or under another name) are all modules
+    searched: reading every module object would copy hundreds of the forked child's memory pages.
+    """
+    found = []
+    for path in test_paths:
+        module = sys.modules.get(os.path.splitext(os.path.basename(path))[0])
+        if module is not None and getattr(module, "__file__", None) == path:
+            found.append(module)
+    if len(found) < len(test_paths):
+        paths = set(test_paths)
+        found = [m for m in list(sys.modules.values()) if getattr(m, "__file__", None) in paths]
+    return found
 
 
 def _send_done(channel: Channel, code: int, integrity: Integrity, config: pytest.Config | None) -> None:
