@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from runner.config import GateConfig
-from runner.execution.judge import judge
+from runner.execution.judge import judge, rewrite_suites_ahead
 from runner.execution.outcome import Outcome, Verdict
 from runner.tasks.model import Task
 
@@ -146,6 +146,7 @@ def main(argv: list[str]) -> int:
     workers = int(options.get("workers", cfg.sandbox.workers))
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while tasks load
         tasks = load_task_set(cfg.task_set)
+        rewrite_suites_ahead(tasks, until=pool.warm)
         results = gold_check(tasks, pool, threads=2 * workers)
     print(_table(results))
     bad = [r for r in results if not r.ok]

@@ -313,6 +313,14 @@ def test_writing_outside_the_temp_dir_fails(pool, tmp_path):
     assert not target.exists()
 
 
+@needs_root
+def test_files_left_in_world_writable_directories_are_removed(pool):
+    names = [f"/tmp/runner-leftover-{os.getpid()}", f"/dev/shm/runner-leftover-{os.getpid()}"]
+    code = f"def add(a, b):\n    for name in {names!r}:\n        open(name, 'w').write('x')\n    return a + b\n"
+    assert pool.run(job(code)).suites["visible"].passed  # allowed, like any scratch file...
+    assert not any(os.path.exists(name) for name in names)  # ...and gone once the job is over
+
+
 # ------------------------------------------------------------------ time
 
 
