@@ -1,0 +1,341 @@
+"""One supervised session: a confined child forked from the worker runs a job's suite files in one pytest run.
+
+`run_session` forks the child (`_child`: plumb the pipes, confine, run the prepared pytest session),
+then watches it: per suite, wall clock and CPU from the suite's first test and an output cap (the
+channel says which suite runs); whatever the child left behind is killed. `suite_facts` then gives
+each suite its share of what was observed, judged by `verdict.verdict_for`. A suite the session never
+reached because an earlier one was killed is ERROR with its tests missing ("not run: an earlier suite
+was killed").
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import secrets
+import select
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from runner.execution import isolation, pytest_child
+from runner.execution.limits import Limits
+from runner.execution.verdict import RunFacts
+
+if TYPE_CHECKING:
+    from runner.execution.worker import JobPlace
+
+
+def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: int, out_w: int, nonce: str):
+    """In the forked child: plumb fds, confine, run the prepared pytest session, exit. Never returns."""
+    try:
+        result_fd = os.dup(res_w)
+        devnull = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(devnull, 0)
+        os.dup2(out_w, 1)
+        os.dup2(out_w, 2)
+        os.dup2(result_fd, 3)
+        os.closerange(4, 65536)  # nothing of the worker's protocol or lock files stays reachable
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        # The CPU limit holds per suite: the worker lowers the soft limit as each suite starts.
+        session_limits = dataclasses.replace(limits, cpu_s=limits.cpu_s * len(test_paths))
+        applied = isolation.confine(session_limits, slot, place.scratch)
+        channel = pytest_child.Channel(3, nonce)
+        channel.send({"k": "isolation", "applied": applied})
+        os.chdir(place.scratch)
+        sys.path[:] = [p for p in sys.path if p and p != "."]
+        pytest_child.run_prepared(place.prepared, test_paths, channel)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+    except BaseException:
+        try:
+            traceback.print_exc()
+            sys.stderr.flush()
+        finally:
+            os._exit(70)
+
+
+def decode_message(text: str) -> dict:
+    """Decode one channel message; it must be a JSON object with a string kind."""
+    import json
+
+    value = json.loads(text)
+    if not isinstance(value, dict) or not isinstance(value.get("k"), str):
+        raise ValueError("not a message")
+    if value["k"] in ("report", "start", "collect") and not isinstance(value.get("id"), str):
+        raise ValueError("message without a node id")
+    if value["k"] == "report" and value.get("when") not in ("setup", "call", "teardown"):
+        raise ValueError("report without a phase")
+    if value["k"] == "suite_done" and not isinstance(value.get("file"), str):
+        raise ValueError("suite end without a file")
+    return value
+
+
+def _drain(fds: list[int], sinks: dict[int, bytearray], seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    for fd in fds:
+        os.set_blocking(fd, False)
+    open_fds = list(fds)
+    while open_fds and time.monotonic() < deadline:
+        ready, _, _ = select.select(open_fds, [], [], max(0.0, deadline - time.monotonic()))
+        for fd in ready:
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                open_fds.remove(fd)
+            else:
+                sinks[fd] += chunk
+
+
+@dataclass
+class SessionFacts:
+    """What the trusted side observed of one session over several suite files (in order)."""
+
+    files: list[str]
+    messages: list[tuple[int, dict]] = field(default_factory=list)
+    """(index of the suite running when the message arrived, or -1 during collection; message)"""
+    violations: list[str] = field(default_factory=list)
+    timed_out: bool = False
+    output_exceeded: bool = False
+    cpu_exceeded: bool = False
+    status: int | None = None
+    output: bytes = b""
+    output_marks: dict[int, int] = field(default_factory=dict)
+    """Offset in `output` at which each suite (by index) started."""
+    leftovers: bool = False
+    running: int = -1
+    """The suite that was running when the session ended (-1: none had started)."""
+    nonce: str = ""
+    pending: bytes = b""
+    first_of_collection: str | None = None
+    """Which came first on the channel: "armed" (the candidate started) or "collected" (all files are)."""
+
+    def feed(self, data: bytes) -> None:
+        """Parse complete channel lines; a `start` of a new file moves `running` on."""
+        lines = (self.pending + data).split(b"\n")
+        self.pending = lines.pop()
+        prefix = self.nonce + " "
+        for raw in lines:
+            if not raw:
+                continue
+            line = raw.decode("utf-8", "replace")
+            if not line.startswith(prefix):
+                self.violations.append("an unauthenticated message on the verdict channel")
+                continue
+            try:
+                message = decode_message(line[len(prefix) :])
+            except ValueError:
+                self.violations.append("a malformed message on the verdict channel")
+                continue
+            if message["k"] in ("armed", "collected") and self.first_of_collection is None:
+                self.first_of_collection = message["k"]
+            if message["k"] == "start":
+                index = self.suite_of(message["id"])
+                if index is not None and index != self.running:
+                    if index < self.running:
+                        self.violations.append("a suite started again after a later one")
+                    self.running = index
+            self.messages.append((self.running, message))
+
+    def suite_of(self, nodeid: str) -> int | None:
+        """Index of the suite file a node id belongs to, or None."""
+        name = nodeid.split("::", 1)[0]
+        return self.files.index(name) if name in self.files else None
+
+    def candidate_ran_during_collection(self) -> bool:
+        """True when the candidate's code started before collection of every file had finished."""
+        return self.first_of_collection == "armed"
+
+
+def _cpu_seconds(pid: int) -> float | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _kill_strays(pid: int, slot, limits: Limits) -> None:
+    """Kill every process of the sandbox except the session's child itself."""
+    strays = isolation.processes_of_uid(slot.uid, exclude=pid) if limits.drop_privileges else None
+    for other in isolation.leftover_processes(slot) if strays is None else strays:
+        if other != pid:
+            try:
+                os.kill(other, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+
+
+def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) -> SessionFacts:
+    """Fork one confined child for a job's suite files and supervise it to the end.
+
+    Each suite may run `timeout_s` wall clock and `cpu_s` CPU from its first test's start, and write
+    `max_output_kb`; the whole session may run `timeout_s` per suite.
+    """
+    count = len(test_paths)
+    facts = SessionFacts(files=[os.path.basename(p) for p in test_paths], nonce=secrets.token_hex(16))
+    res_r, res_w = os.pipe()
+    out_r, out_w = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(res_r)
+        os.close(out_r)
+        _child(test_paths, place, slot, limits, res_w, out_w, facts.nonce)
+    os.close(res_w)
+    os.close(out_w)
+    pidfd = os.pidfd_open(pid)
+    cap = limits.max_output_kb * 1024
+    channel_bytes = 0
+    output = bytearray()
+    watched = [res_r, out_r, pidfd]
+    start = time.monotonic()
+    session_deadline = start + limits.timeout_s * count
+    suite_deadline = session_deadline
+    running, cpu_start, cores = -1, 0.0, os.cpu_count() or 1
+    next_cpu_read = session_deadline  # CPU time cannot run out sooner than `cpu_left / cores` wall seconds
+    while facts.status is None:
+        now = time.monotonic()
+        remaining = min(session_deadline, suite_deadline) - now
+        if remaining <= 0:
+            facts.timed_out = True
+            break
+        if running >= 0 and now >= next_cpu_read:  # the suite's CPU time (RLIMIT_CPU covers the whole session)
+            cpu_left = limits.cpu_s - ((_cpu_seconds(pid) or cpu_start) - cpu_start)
+            if cpu_left <= 0:
+                facts.cpu_exceeded = True
+                break
+            next_cpu_read = now + max(0.02, cpu_left / cores)
+        ready, _, _ = select.select(watched, [], [], max(0.0, min(remaining, next_cpu_read - now)))
+        for fd in ready:
+            if fd == pidfd:
+                facts.status = os.waitpid(pid, 0)[1]
+                watched.remove(pidfd)
+                continue
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                watched.remove(fd)
+            elif fd == res_r:
+                channel_bytes += len(chunk)
+                facts.feed(chunk)
+            else:
+                output += chunk
+        if facts.running != running:
+            running = facts.running
+            facts.output_marks[running] = len(output)
+            suite_deadline = time.monotonic() + limits.timeout_s
+            cpu_start = _cpu_seconds(pid) or 0.0
+            next_cpu_read = time.monotonic() + limits.cpu_s / cores
+            if running > 0:  # what the candidate started during an earlier suite does not outlive it
+                _kill_strays(pid, slot, limits)
+        if len(output) - facts.output_marks.get(running, 0) > cap or len(output) > cap * count:
+            facts.output_exceeded = True
+            break
+        if channel_bytes > 8 << 20:
+            facts.violations.append("the verdict channel was flooded")
+            break
+        if count > 1 and facts.candidate_ran_during_collection():
+            break  # the caller runs each suite on its own; no time is spent on this session
+    if facts.status is None:
+        os.kill(pid, signal.SIGKILL)
+        facts.status = os.waitpid(pid, 0)[1]
+    facts.leftovers = not isolation.kill_everything(pid, slot)
+    sinks = {res_r: bytearray(), out_r: bytearray()}
+    _drain([res_r, out_r], sinks, 0.5)
+    os.close(pidfd)
+    os.close(res_r)
+    os.close(out_r)
+    facts.feed(bytes(sinks[res_r]) + b"\n")
+    output += sinks[out_r]
+    if facts.timed_out or facts.output_exceeded or facts.cpu_exceeded:
+        facts.running = max(running, facts.running)
+    facts.output = bytes(output)
+    return facts
+
+
+NOT_RUN = "not run: an earlier suite was killed"
+
+
+def suite_facts(session: SessionFacts, index: int) -> RunFacts | None:
+    """The observations that concern suite `index` of the session, or None if it never started.
+
+    Tampering found by the checks at the end of a suite, or reported while it ran, counts for that
+    suite and every later one; channel violations, leftover processes and a candidate that could not
+    be loaded count for all. A suite is closed by its own `suite_done` message.
+    """
+    name = session.files[index]
+    facts = RunFacts(violations=list(session.violations), leftovers=session.leftovers)
+    started = {session.suite_of(m["id"]) for _, m in session.messages if m["k"] == "start"}
+    closed, session_done, load = False, None, None
+    for running, message in session.messages:
+        kind = message["k"]
+        load = load or (message.get("load") if kind in ("suite_done", "done") else None)
+        if kind in ("report", "start", "collect"):
+            owner = session.suite_of(message["id"])
+            if owner == index or (kind == "collect" and owner is None):
+                facts.messages.append(message)
+        elif kind == "suite_done":
+            owner = session.suite_of(message["file"])
+            if owner is None:
+                facts.violations.append("the end of an unknown suite")
+            elif session.files[owner] == name:
+                closed = True
+                facts.messages.append({"k": "done", "exit": 0, "tamper": message.get("tamper", [])})
+            elif owner < index:  # what the checks found then still counts
+                facts.messages += [{"k": "tamper", "why": why} for why in message.get("tamper", [])]
+        elif kind in ("tamper", "internal"):
+            if running <= index:
+                facts.messages.append(message)
+        elif kind == "done":
+            session_done = message
+        elif kind == "isolation":
+            facts.messages.append(message)
+    if session_done is not None:
+        if closed:
+            if index >= max(session.running, 0) or index not in started:
+                facts.messages += [{"k": "tamper", "why": why} for why in session_done.get("tamper", [])]
+        elif index not in started or index >= session.running:
+            facts.messages.append(session_done)
+    if load:
+        facts.messages.append({"k": "load", "why": load})
+    facts.messages = [_redact(m, session.files, index) for m in facts.messages]
+    ended = session.timed_out or session.output_exceeded or session.cpu_exceeded or session_done is None
+    if ended and not closed and index not in started and 0 <= session.running < index:
+        return None
+    if closed and index != session.running:
+        facts.status = 0
+    else:
+        facts.timed_out, facts.output_exceeded = session.timed_out, session.output_exceeded
+        facts.cpu_exceeded = session.cpu_exceeded
+        facts.status = session.status
+    return facts
+
+
+def _redact(message: dict, files: list[str], index: int) -> dict:
+    """Tampering found in another suite's module is reported without naming it (hidden names stay hidden)."""
+    others = [Path(f).stem for i, f in enumerate(files) if i != index]
+    if message["k"] == "tamper" and any(o in str(message.get("why", "")) for o in others):
+        return {"k": "tamper", "why": "another suite's module or tests were changed"}
+    if message["k"] == "done" and any(o in str(w) for o in others for w in message.get("tamper", [])):
+        tamper = [w if not any(o in str(w) for o in others) else "another suite's module or tests were changed"
+                  for w in message.get("tamper", [])]  # fmt: skip
+        return {**message, "tamper": tamper}
+    return message
+
+
+def suite_output(session: SessionFacts, index: int, cap: int) -> bytes:
+    """The output captured while suite `index` ran (the first suite also gets what came before it)."""
+    marks = session.output_marks
+    begin = 0 if index == min((i for i in marks if i >= 0), default=0) else marks.get(index, len(session.output))
+    later = [marks[i] for i in marks if i > index]
+    end = min(later) if later else len(session.output)
+    return session.output[begin:end][:cap]

@@ -1,0 +1,178 @@
+"""Warming up a worker before it forks any child: preloaded modules, a real pytest session, a probe.
+
+A sandboxed child runs as an unprivileged uid that may not be able to read the Python installation
+(/root is mode 700 here), so everything it may need is imported before: `preload`. `warm_up` runs one
+real pytest session in the worker so that lazily imported modules and caches are ready in every
+child; `probe` forks one confined child to learn which protections actually hold.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import os
+import pickle
+import shutil
+import tempfile
+from pathlib import Path
+
+from runner.execution import isolation, pytest_child
+from runner.execution.limits import Limits
+
+PRELOAD = (
+    "abc", "array", "ast", "base64", "binascii", "bisect", "calendar", "cmath", "codecs", "collections",
+    "collections.abc", "concurrent.futures", "contextlib", "copy", "csv", "ctypes", "dataclasses",
+    "datetime", "decimal", "difflib", "dis", "enum", "errno", "fnmatch", "fractions", "functools", "gc",
+    "glob", "graphlib", "hashlib", "heapq", "hmac", "html", "inspect", "io", "itertools", "json",
+    "keyword", "linecache", "locale", "math", "numbers", "operator", "pathlib", "pprint", "queue",
+    "random", "re", "secrets", "select", "shutil", "signal", "socket", "statistics", "string", "struct",
+    "subprocess", "tempfile", "textwrap", "threading", "time", "tokenize", "traceback", "types",
+    "typing", "unicodedata", "unittest", "unittest.mock", "uuid", "warnings", "weakref", "zlib",
+    "zoneinfo", "encodings.idna", "encodings.ascii", "encodings.latin_1",
+)  # fmt: skip
+PRELOAD_SKIP = ("hypothesis.extra.", "provider_conformance", "__main__")
+"""Optional-dependency and slow tool modules of hypothesis (pytest and hypothesis import what they use)."""
+STDLIB_GATE = Path(__file__).resolve().parents[2] / "conf" / "gate" / "stdlib.yaml"
+WARMUP_EXAMPLES = 5
+"""Examples per property in the warm-up run: enough to load every lazily imported module, shrinking included."""
+WARMUP_SUITE = """
+import collections, heapq, math
+import pytest
+from hypothesis import given, settings, strategies as st
+from candidate import add
+
+def test_pass():
+    assert add(1, 2) == 3 and heapq.nsmallest(1, [3, 1]) == [1] and pytest.approx(0.3) == 0.1 + 0.2
+
+@pytest.mark.parametrize("a", [1, 2])
+def test_param(a, tmp_path, capsys, monkeypatch):
+    print(a)
+    with pytest.raises(ZeroDivisionError):
+        1 / 0
+    assert collections.Counter("aab")["a"] == 2
+
+def test_fail():
+    assert {"a": [1, 2]} == {"a": [1, 3]}
+
+def test_error():
+    raise KeyError("x")
+
+@given(st.lists(st.integers()), st.text(), st.dictionaries(st.integers(), st.floats()),
+       st.tuples(st.booleans(), st.sets(st.integers())))
+def test_property(xs, s, d, t):
+    assert add(sum(xs), 0) == sum(xs)
+
+@given(st.integers(10, 20), st.booleans())
+def test_property_fails(x, b):
+    assert x < 5
+
+def test_skip():
+    pytest.skip("no")
+
+@pytest.mark.xfail(strict=False)
+def test_xfail():
+    assert False
+
+class TestClass:
+    def test_method(self):
+        with pytest.warns(UserWarning):
+            import warnings
+            warnings.warn("w")
+"""
+
+
+def preload() -> None:
+    """Import everything a sandboxed child may need: it cannot read /root once it drops its uid."""
+    names = list(PRELOAD)
+    try:
+        import yaml
+
+        names += yaml.safe_load(STDLIB_GATE.read_text()).get("allowed_imports", [])
+    except (OSError, ImportError, AttributeError):
+        pass
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pass
+    import hypothesis
+    import hypothesis.strategies  # noqa: F401
+
+    import runner.strength.hypothesis_profile  # noqa: F401
+    from runner.execution import candidate_guard  # noqa: F401
+
+    for name in _submodules(hypothesis):
+        try:
+            importlib.import_module(name)
+        except Exception:  # optional dependencies of some submodules are not installed
+            pass
+
+
+def _submodules(package) -> list[str]:
+    """Dotted names of a package's modules, from its directory (walk_packages would import extras)."""
+    root = Path(package.__file__).parent
+    names = []
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        name = ".".join((package.__name__, *parts))
+        if not any(skip in name for skip in PRELOAD_SKIP):
+            names.append(name)
+    return names
+
+
+def warm_up(limits: Limits) -> None:
+    """One real pytest session in this process, so that lazily imported modules are loaded now."""
+    root = tempfile.mkdtemp(prefix="runner-warmup-")
+    cwd = os.getcwd()
+    try:
+        test_dir = os.path.join(root, "t")
+        os.mkdir(test_dir)
+        # The warm-up loads its own copy of the guard: the imported module must stay unused (load_candidate_guard).
+        guard_copy = pytest_child.pristine_guard_source().decode() + "\n# the warm-up's own copy\n"
+        files = {"candidate.py": "def add(a, b):\n    return a + b\n", "candidate_guard.py": guard_copy,
+                 "test_w.py": WARMUP_SUITE}  # fmt: skip
+        for name, text in files.items():
+            Path(test_dir, name).write_text(text)
+        Path(root, "pytest.ini").write_text("[pytest]\n")
+        os.chdir(root)
+        with open(os.devnull, "w") as sink:
+            saved = os.dup(1), os.dup(2)
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            try:
+                channel = pytest_child.Channel(sink.fileno(), "warmup")
+                warm_limits = dataclasses.replace(limits, hypothesis_examples=WARMUP_EXAMPLES)
+                pytest_child.run_suite(os.path.join(test_dir, "test_w.py"), os.path.join(root, "pytest.ini"),
+                                       channel, warm_limits, audit=False)  # fmt: skip
+            finally:
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+                os.close(saved[0])
+                os.close(saved[1])
+        pytest_child.scrub_imported(test_dir)
+    finally:
+        os.chdir(cwd)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def probe(limits: Limits, slot) -> dict[str, bool]:
+    """Which protections a child actually gets here: fork one, confine it, ask."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(read_end)
+            applied = isolation.confine(limits, slot, tempfile.gettempdir())
+            os.write(write_end, pickle.dumps(applied))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    data = b""
+    while chunk := os.read(read_end, 65536):
+        data += chunk
+    os.close(read_end)
+    os.waitpid(pid, 0)
+    isolation.kill_everything(pid, slot)
+    return pickle.loads(data) if data else {}
