@@ -272,6 +272,17 @@ def test_always_equal_object_is_rejected_with_shipped_guard(pool):
     assert "not plain built-in data" in verdict.tests[0].message
 
 
+def test_a_counter_with_a_patched_comparison_is_tampering(pool):
+    # Counter is allowed as a return value; its __eq__ is Python code, which the integrity checks guard.
+    code = (
+        "import collections\n"
+        "collections.Counter.__eq__ = lambda self, other: True\n"
+        "def add(a, b):\n    return collections.Counter()\n"
+    )
+    verdict = caught(pool.run(job(code)), outcome=Outcome.ERROR)
+    assert "tampering detected" in verdict.detail and "Counter" in verdict.detail
+
+
 # ------------------------------------------------------------------ the file system
 
 

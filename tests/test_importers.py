@@ -1,6 +1,7 @@
 """Benchmark importers: HumanEval (required), HumanEval+ and MBPP+."""
 
 import math
+import re
 
 import pytest
 
@@ -122,3 +123,31 @@ def test_differential_suite_compares_like_evalplus():
     assert same([1.0, 2.0000001], [1.0, 2.0])
     assert not same([1.0, 2.0], (1.0, 2.0))
     assert not same("a", "b")
+
+
+def test_differential_suite_loose_comparisons_like_evalplus():
+    from runner.tasks.importers import differential_suite
+
+    def same_for(compare):
+        namespace: dict = {"math": math, "copy": __import__("copy")}
+        exec(differential_suite("f", [[1]], 0.0, compare=compare), namespace)
+        return namespace["_same"]
+
+    assert same_for("not_none")(re.match("a", "a"), re.match("a", "ab")) and not same_for("not_none")(None, 1)
+    assert same_for("set")((1, 2), [2, 1]) and not same_for("set")((1,), (1, 2))
+    assert not same_for("equal")((1, 2), (2, 1))
+
+
+@pytest.mark.skipif(not MBPPPLUS_FILE.exists(), reason="shared dataset missing")
+def test_mbppplus_plus_inputs_get_their_argument_types_back():
+    from runner.tasks.importers import mbpp_comparison, mbpp_input_conversion
+
+    tasks = {t.id: t for t in load_mbppplus()}
+    namespace: dict = {"math": math, "copy": __import__("copy")}
+    exec(tasks["Mbpp/106"].suites["properties"].split("def test_plus_inputs")[0], namespace)
+    assert all(isinstance(args[1], tuple) and isinstance(args[0], list) for args in namespace["_INPUTS"])
+    namespace = {"math": math, "copy": __import__("copy")}
+    exec(tasks["Mbpp/124"].suites["properties"].split("def test_plus_inputs")[0], namespace)
+    assert all(type(a) is float and type(b) is complex for a, b in namespace["_INPUTS"])
+    assert mbpp_input_conversion("Mbpp/3") == "args" and mbpp_comparison("is_not_prime") == "equal"
+    assert mbpp_comparison("check_str") == "not_none" and mbpp_comparison("similar_elements") == "set"

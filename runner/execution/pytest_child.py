@@ -46,7 +46,7 @@ GUARDED_MODULES = (
     "_pytest.mark.structures", "_pytest.assertion.rewrite", "_pytest.assertion.util", "_pytest.raises",
     "_pytest.python_api", "_pytest.approx", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
     "pluggy._result", "hypothesis", "hypothesis.core", "hypothesis.control", "hypothesis._settings",
-    "hypothesis.strategies", "_hypothesis_pytestplugin", "candidate_guard", __name__,
+    "hypothesis.strategies", "_hypothesis_pytestplugin", "collections", "candidate_guard", __name__,
 )  # fmt: skip
 GUARDED_HOOKS = (
     "pytest_runtest_protocol", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown",

@@ -41,8 +41,19 @@ _SEPARATORS = re.compile(r"\s*(?:==|➞|=>|->|→|should return|returns)\s*")
 _DIFFERENTIAL = """
 import json as _json
 
-_INPUTS = _json.loads({inputs!r})
 _ATOL = {atol!r}
+_COMPARE = {compare!r}
+
+
+def _all_tuples(value):
+    return tuple(_all_tuples(v) for v in value) if isinstance(value, list) else value
+
+
+def _convert(args):
+    return {convert}
+
+
+_INPUTS = [_convert(args) for args in _json.loads({inputs!r})]
 
 
 def _floats(value):
@@ -66,6 +77,10 @@ def _close(got, want, tol):
 
 
 def _same(got, want):
+    if _COMPARE == "not_none":
+        return (got is None) == (want is None)
+    if _COMPARE == "set":
+        return set(got) == set(want)
     if got == want:
         return True
     tol = _ATOL if _ATOL else (1e-6 if _floats(want) else 0)
@@ -209,11 +224,57 @@ def _check_suite(prompt: str, entry_point: str, test: str) -> str:
     return f"{helpers}{test.strip()}\n\n\ndef test_check():\n    check({entry_point})\n"
 
 
-def differential_suite(entry_point: str, inputs: list, atol: float) -> str:
-    """Pytest source comparing the candidate with `reference` on every input, like EvalPlus."""
+MBPP_INPUT_TYPES = {
+    "[tuple(a) for a in args]": (2, 116, 132, 143, 222, 261, 273, 394, 399, 421, 424, 429, 470, 560, 579, 596, 616,
+                                 630, 726, 740, 744, 809),
+    "[[tuple(x) for x in a] for a in args]": (63, 64, 70, 94, 120, 237, 272, 299, 400, 409, 417, 438, 473, 614, 780),
+    "[[tuple(x) for x in args[0]], *args[1:]]": (75, 413, 444, 753),
+    "[args[0], tuple(args[1]), *args[2:]]": (106, 750),
+    "[[set(x) if isinstance(x, list) and x else {} for x in args[0]]]": (115,),
+    "[float(args[0]), complex(args[1])]": (124,),
+    "[tuple(args[0]), *args[1:]]": (250, 307, 405, 446, 617, 720, 763, 808),
+    "[tuple(tuple(x) for x in a) for a in args]": (259, 401, 445),
+    "[tuple(tuple(x) if isinstance(x, list) else x for x in args[0])]": (278,),
+    "[{k: tuple(v) for k, v in args[0].items()}, *args[1:]]": (722,),
+    "[complex(args[0])]": (252,),
+    "_all_tuples(args)": (580, 615, 791),
+}  # fmt: skip
+"""MBPP+ stores its plus inputs as JSON, which has no tuples, sets or complex numbers; EvalPlus turns
+them back into the types the task takes before calling anything. Each entry: the Python expression
+that rebuilds one input's argument list `args`, and the MBPP task numbers it applies to."""
+
+
+MBPP_COMPARISONS = {
+    "not_none": ("check_str", "text_match_three", "text_starta_endb"),
+    "set": ("similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly", "larg_nnum",
+            "intersection_array", "find_dissimilar", "Diff"),
+}  # fmt: skip
+"""MBPP+ entry points whose outputs EvalPlus compares loosely: by whether they are None (regex matches)
+or as sets (the order of the elements is not specified)."""
+
+
+def mbpp_comparison(entry_point: str) -> str:
+    """How outputs of this MBPP+ entry point are compared: "equal", "not_none" or "set"."""
+    return next((mode for mode, names in MBPP_COMPARISONS.items() if entry_point in names), "equal")
+
+
+def mbpp_input_conversion(task_id: str) -> str:
+    """The expression rebuilding an MBPP+ plus input's arguments for this task ("args" if none is needed)."""
+    number = int(task_id.rsplit("/", 1)[-1])
+    return next((expr for expr, numbers in MBPP_INPUT_TYPES.items() if number in numbers), "args")
+
+
+def differential_suite(entry_point: str, inputs: list, atol: float, convert: str = "args",
+                       compare: str = "equal") -> str:  # fmt: skip
+    """Pytest source comparing the candidate with `reference` on every input, like EvalPlus.
+
+    `convert` is an expression over one input's argument list `args` that rebuilds the argument types
+    JSON cannot hold (see MBPP_INPUT_TYPES); `compare` is "equal", "not_none" or "set" (MBPP_COMPARISONS).
+    """
     template = _CHECK_ROOT if entry_point == "find_zero" else _CHECK_EQUAL
     check = template.format(entry_point=entry_point)
-    return _DIFFERENTIAL.format(inputs=json.dumps(inputs), atol=float(atol), entry_point=entry_point, check=check)
+    return _DIFFERENTIAL.format(inputs=json.dumps(inputs), atol=float(atol), entry_point=entry_point, check=check,
+                                convert=convert, compare=compare)  # fmt: skip
 
 
 def _task(task_id: str, entry_point: str, prompt: str, reference: str, suites: dict, source: str) -> Task:
@@ -266,8 +327,8 @@ def _assert_tests(lines: list[str], prefix: str) -> str:
 def load_mbppplus(path: str = "") -> list[Task]:
     """MBPP+ (EvalPlus): visible = the prompt's assert example, hidden = `assertion`, properties = plus inputs.
 
-    Inputs are passed as stored (JSON lists); EvalPlus's per-task tuple conversions are not applied,
-    which is harmless for the differential test (candidate and reference see the same values).
+    Plus inputs get EvalPlus's per-task argument types back (tuples, sets, complex: MBPP_INPUT_TYPES),
+    and outputs are compared as EvalPlus compares them (MBPP_COMPARISONS).
     """
     file = Path(path) if path else MBPPPLUS_FILE
     tasks = []
@@ -276,7 +337,11 @@ def load_mbppplus(path: str = "") -> list[Task]:
         suites = {
             "visible": _assert_tests(row["prompt"].splitlines(), "example"),
             "hidden": _assert_tests(row["assertion"].splitlines(), "assertion"),
-            "properties": differential_suite(ep, row["plus_input"], row["atol"]) if row["plus_input"] else "",
+            "properties": differential_suite(
+                ep, row["plus_input"], row["atol"], mbpp_input_conversion(row["task_id"]), mbpp_comparison(ep)
+            )
+            if row["plus_input"]
+            else "",
         }
         tasks.append(_task(row["task_id"], ep, row["prompt"], row["canonical_solution"], suites, str(file)))
     return tasks
