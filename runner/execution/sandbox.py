@@ -139,11 +139,18 @@ class _ForkedProcess:
         elif not select.select([self.pidfd], [], [], timeout)[0]:
             raise subprocess.TimeoutExpired("worker", timeout)
 
+    def release(self) -> None:
+        """Close the pidfd (the worker has ended)."""
+        if self.pidfd is not None:
+            os.close(self.pidfd)
+            self.pidfd = None
+
 
 class _Worker:
     """The pool's handle on one worker process: started on its own, or forked by the pool's zygote."""
 
-    def __init__(self, limits: Limits, pipes: tuple[int, int] | None = None, zygote=None) -> None:
+    def __init__(self, limits: Limits, pipes: tuple[int, int] | None = None,
+                 zygote: subprocess.Popen | None = None) -> None:  # fmt: skip
         """Start a worker process, or (with `pipes` = (request write end, reply read end)) adopt a forked one."""
         self.limits = limits
         self.hello: dict | None = None
@@ -227,6 +234,8 @@ class _Worker:
             pass
         self.kill()
         self.replies.close()
+        if isinstance(self.proc, _ForkedProcess):
+            self.proc.release()
 
 
 def _start_zygote(limits: Limits, count: int) -> tuple[subprocess.Popen, list[_Worker]]:
