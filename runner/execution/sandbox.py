@@ -264,6 +264,11 @@ def _start_zygote(limits: Limits, count: int) -> tuple[subprocess.Popen, list[_W
 
 
 def _close_all(workers: list[_Worker], zygotes: list[subprocess.Popen]) -> None:
+    for worker in workers:  # every worker sees the end of its input first, so they all finish at once
+        try:
+            worker.requests.close()
+        except OSError:
+            pass
     for worker in workers:
         worker.close()
     for zygote in zygotes:
