@@ -34,7 +34,8 @@ PRELOAD_SKIP = ("hypothesis.extra.", "provider_conformance", "__main__")
 """Optional-dependency and slow tool modules of hypothesis (pytest and hypothesis import what they use)."""
 STDLIB_GATE = Path(__file__).resolve().parents[2] / "conf" / "gate" / "stdlib.yaml"
 WARMUP_EXAMPLES = 5
-"""Examples per property in the warm-up run: enough to load every lazily imported module, shrinking included."""
+"""Examples per property in the warm-up run. (No property fails in it: shrinking in the warm-up cost 0.1 s
+of start-up and saved a failing child nothing measurable.)"""
 WARMUP_SUITE = """
 import collections, heapq, math
 import pytest
@@ -61,10 +62,6 @@ def test_error():
        st.tuples(st.booleans(), st.sets(st.integers())))
 def test_property(xs, s, d, t):
     assert add(sum(xs), 0) == sum(xs)
-
-@given(st.integers(10, 20), st.booleans())
-def test_property_fails(x, b):
-    assert x < 5
 
 def test_skip():
     pytest.skip("no")
