@@ -387,3 +387,13 @@ def test_suite_modules_are_found_by_their_stem_or_else_by_a_full_search(tmp_path
     monkeypatch.delitem(sys.modules, "test_hidden")
     monkeypatch.setitem(sys.modules, "t.test_hidden", module)  # another import mode names it differently
     assert _suite_modules([path]) == [module]
+
+
+def test_a_pool_whose_workers_cannot_start_fails_at_once_and_cleanly(monkeypatch):
+    monkeypatch.setattr(sandbox.sys, "executable", "/bin/false")  # the zygote exits at once
+    with pytest.raises(WorkerDied, match="exited"):
+        WorkerPool(workers=2, limits=LIMITS)
+    lazy = WorkerPool(workers=2, limits=LIMITS, wait=False)  # the same error surfaces at the first use
+    with pytest.raises(WorkerDied, match="exited"):
+        lazy.run(simple_job("x = 1\n", "def test_a():\n    pass\n"))
+    assert lazy._closed
