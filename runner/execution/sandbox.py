@@ -163,7 +163,7 @@ class _Worker:
                 cwd="/",
             )
             self.requests, self.replies = self.proc.stdin, self.proc.stdout
-            write_frame(self.requests, limits)
+            _send_limits(self.requests, limits)
         else:
             self.proc = _ForkedProcess(zygote)
             self.requests, self.replies = os.fdopen(pipes[0], "wb"), os.fdopen(pipes[1], "rb")
@@ -258,9 +258,21 @@ def _start_zygote(limits: Limits, count: int) -> tuple[subprocess.Popen, list[_W
     finally:
         for fd in [fd for pair in theirs for fd in pair]:
             os.close(fd)
-    write_frame(zygote.stdin, limits)
-    zygote.stdin.close()
+    _send_limits(zygote.stdin, limits)
+    try:
+        zygote.stdin.close()
+    except OSError:
+        pass
     return zygote, [_Worker(limits, pipes, zygote) for pipes in ours]
+
+
+def _send_limits(stream, limits: Limits) -> None:
+    """The first frame a starting process reads. If it has died already, its readers see that: the
+    reply pipe ends, and `wait_ready` raises WorkerDied with its exit code."""
+    try:
+        write_frame(stream, limits)
+    except (BrokenPipeError, OSError):
+        pass
 
 
 def _close_all(workers: list[_Worker], zygotes: list[subprocess.Popen]) -> None:
