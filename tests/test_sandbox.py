@@ -10,6 +10,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+from _pytest.assertion import rewrite
 from omegaconf import OmegaConf
 
 from runner.config import SandboxConfig
@@ -344,10 +345,12 @@ def test_code_rewritten_ahead_is_installed_under_the_suite_path(tmp_path):
     suite = "def helper():\n    return 1\n\ndef test_a():\n    assert helper() == 1\n"
     path = tmp_path / "test_x.py"
     path.write_text(suite)
-    compile_cache.install_rewritten(str(path), compile_cache.rewrite_ahead(suite))
+    compile_cache.install_rewritten(str(path), path.read_bytes(), compile_cache.rewrite_ahead(suite))
     code = compile_cache._REWRITTEN[(str(path), path.read_bytes())][1]
     nested = [c for c in code.co_consts if hasattr(c, "co_filename")]
     assert code.co_filename == str(path) and nested and all(c.co_filename == str(path) for c in nested)
+    _hash, by_pytest = rewrite._rewrite_test(path, None)  # pytest's own rewriting of the same file
+    assert code == by_pytest  # code objects compare their instructions, constants, names and locations
 
 
 def test_the_zygote_forks_every_worker_and_nothing_outlives_the_pool():

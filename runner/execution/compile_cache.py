@@ -1,14 +1,13 @@
 """Code compiled before the sandboxed child starts, so that every child reuses it instead of compiling.
 
-Two kinds of trusted files are compiled in the worker, keyed by path and content: suite files, with
-pytest's own assertion rewriting (`rewrite_suite`), and the job's trusted plain modules, the
-task's `reference` and `candidate_guard` (`compile_trusted`). Nothing is executed here. The candidate's
-own file is never compiled by the worker: compiling untrusted source could exhaust the worker, so
-it is compiled in the confined child, by the normal import.
-
-Suites may also be rewritten ahead, by the pool's own (trusted) process (`rewrite_ahead`, e.g. while
-the workers warm up): the job then carries the marshalled code, which the worker installs under the
-suite's real path (`install_rewritten`) instead of rewriting it again.
+Two kinds of trusted files are compiled, keyed by path and content: suite files, with pytest's own
+assertion rewriting (`rewrite_ahead`: by the pool's own process while the workers warm up, else by
+the worker), and the job's trusted plain modules, the task's `reference` and `candidate_guard`
+(`compile_trusted`). Nothing is executed. The worker installs the code before it forks
+(`install_rewritten`, `compile_trusted`), and pytest's rewriting and the import system's compile step
+consult these caches first (`install`). The candidate's own file is never compiled by the worker:
+compiling untrusted source could exhaust the worker, so it is compiled in the confined child, by the
+normal import.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import importlib.machinery
 import importlib.util
 import marshal
 import types
-from pathlib import Path
 
 TRUSTED_MODULES = ("reference.py", "candidate_guard.py")
 """Files of a job, besides its suites, that the worker may compile: they come from the task and the harness."""
@@ -35,13 +33,9 @@ def _remember(cache: dict, key: tuple, value: object) -> None:
 
 
 def _cached_rewrite_test(fn, config):
-    """pytest's `_rewrite_test`, reusing the code already rewritten for the same path and source."""
-    key = (str(fn), fn.read_bytes())
-    found = _REWRITTEN.get(key)
-    if found is None:
-        found = _ORIGINALS["rewrite"](fn, config)
-        _remember(_REWRITTEN, key, found)
-    return found
+    """pytest's `_rewrite_test`, answered from the cache for a suite installed by `install_rewritten`."""
+    found = _REWRITTEN.get((str(fn), fn.read_bytes()))
+    return found if found is not None else _ORIGINALS["rewrite"](fn, config)
 
 
 def _cached_source_to_code(self, data, path, *, _optimize=-1):
@@ -61,14 +55,8 @@ def install() -> None:
         importlib.machinery.SourceFileLoader.source_to_code = _cached_source_to_code
 
 
-def rewrite_suite(test_path: str, config) -> None:
-    """In the worker: assertion-rewrite a suite file (pytest's own rewriting; a shared suite only once)."""
-    _cached_rewrite_test(Path(test_path), config)
-
-
-def compile_trusted(path: str) -> None:
-    """In the worker: compile a trusted module exactly as the child's import would."""
-    data = Path(path).read_bytes()
+def compile_trusted(path: str, data: bytes) -> None:
+    """In the worker: compile a trusted module (content `data`, at `path`) exactly as the child's import would."""
     if (path, data) not in _COMPILED:
         _remember(_COMPILED, (path, data), compile(data, path, "exec", dont_inherit=True))
 
@@ -106,9 +94,8 @@ def _retarget(code: types.CodeType, filename: str) -> types.CodeType:
     return code.replace(co_filename=filename, co_consts=consts)
 
 
-def install_rewritten(test_path: str, code: bytes) -> None:
-    """In the worker: serve a suite's import from code rewritten ahead (`rewrite_ahead`)."""
-    data = Path(test_path).read_bytes()
+def install_rewritten(test_path: str, data: bytes, code: bytes) -> None:
+    """In the worker: serve the import of the suite at `test_path` (content `data`) from `rewrite_ahead` code."""
     if (test_path, data) not in _REWRITTEN:
         found = (importlib.util.source_hash(data), _retarget(marshal.loads(code), test_path))
         _remember(_REWRITTEN, (test_path, data), found)

@@ -64,7 +64,7 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
         for name in compile_cache.TRUSTED_MODULES:
             if name in files and name not in bad:
                 try:
-                    compile_cache.compile_trusted(os.path.join(place.test_dir, name))
+                    compile_cache.compile_trusted(os.path.join(place.test_dir, name), files[name].encode("utf-8"))
                 except Exception:  # the child compiles it itself and reports whatever goes wrong
                     pass
         runnable: list[tuple[str, str, list[str]]] = []
@@ -81,12 +81,10 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
             if any(test_file == other for _, other, _ in runnable):
                 results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"{test_file} serves two suites")
                 continue
-            try:
+            try:  # rewritten ahead by the pool, or here
+                code = (rewritten or {}).get(test_file) or compile_cache.rewrite_ahead(files[test_file])
                 test_path = os.path.join(place.test_dir, test_file)
-                if rewritten and test_file in rewritten:
-                    compile_cache.install_rewritten(test_path, rewritten[test_file])
-                else:
-                    compile_cache.rewrite_suite(test_path, place.prepared.config)
+                compile_cache.install_rewritten(test_path, files[test_file].encode("utf-8"), code)
             except Exception:  # the child rewrites it itself and reports whatever goes wrong
                 pass
             runnable.append((suite, test_file, expected))
