@@ -8,16 +8,14 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import functools
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from runner.config import GateConfig
-from runner.execution import candidate_guard, compile_cache
+from runner.execution import compile_cache
 from runner.execution.gate import check_gate
 from runner.execution.outcome import Outcome, SuiteResult, Verdict
 from runner.execution.signature import check_signature
-from runner.execution.suite_module import build_suite_module, suite_file_name
+from runner.execution.suite_module import build_suite_module, guard_source, suite_file_name
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
@@ -30,17 +28,11 @@ _DETAIL_TESTS = 3
 _MESSAGE_CHARS = 300
 
 
-@functools.cache
-def candidate_guard_source() -> str:
-    """Source of runner/execution/candidate_guard.py, shipped into every sandbox job."""
-    return Path(candidate_guard.__file__).read_text(encoding="utf-8")
-
-
 def build_job(task: Task, code: str, suites: tuple[str, ...] = SUITES) -> SandboxJob:
     """The sandbox job running `code` as the candidate against the task's requested suites."""
     from runner.execution.sandbox import SandboxJob
 
-    files = {"candidate.py": code, "reference.py": task.reference, "candidate_guard.py": candidate_guard_source()}
+    files = {"candidate.py": code, "reference.py": task.reference, "candidate_guard.py": guard_source()}
     order, rewritten = [], {}
     for suite in suites:
         if suite in task.suites:

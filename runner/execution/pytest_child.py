@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import builtins
 import fnmatch
-import functools
 import importlib.util
 import json
 import os
@@ -37,6 +36,7 @@ import pytest
 from runner.execution import compile_cache
 from runner.execution.guarded_objects import GuardedObjects, changed_entries, snapshot_entries
 from runner.execution.limits import Limits
+from runner.execution.suite_module import guard_source
 
 MESSAGE_CHARS = 1500
 MESSAGE_LINES = 12
@@ -422,23 +422,14 @@ def load_candidate_guard(test_dir: str) -> None:
     if not os.path.exists(path):
         sys.modules["candidate_guard"] = candidate_guard
         return
-    with open(path, "rb") as handle:
-        if handle.read() == pristine_guard_source():
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        if handle.read() == guard_source():
             sys.modules["candidate_guard"] = candidate_guard
             return
     spec = importlib.util.spec_from_file_location("candidate_guard", path)
     module = importlib.util.module_from_spec(spec)
     sys.modules["candidate_guard"] = module
     spec.loader.exec_module(module)
-
-
-@functools.cache
-def pristine_guard_source() -> bytes:
-    """The harness's candidate_guard.py (read once, in the worker: a sandboxed child may not be able to)."""
-    from runner.execution import candidate_guard
-
-    with open(candidate_guard.__file__, "rb") as handle:
-        return handle.read()
 
 
 def _watch_candidate(channel: Channel, candidate_path: str, test_paths: list[str], integrity: Integrity) -> None:

@@ -11,6 +11,9 @@ candidate only on the first call, after every suite module of the session has be
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 from runner.tasks.model import Task
 
 PREAMBLE = """\
@@ -37,6 +40,17 @@ def build_suite_module(task: Task, suite: str) -> str:
     names = (task.entry_point, *task.extra_entry_points)
     binding = ", ".join(names) + ("," if len(names) == 1 else "")
     return f"{PREAMBLE}\n{binding} = _load_entry_points({names!r})\n\n{task.suites[suite]}\n"
+
+
+@functools.cache
+def guard_source() -> str:
+    """Source of runner/execution/candidate_guard.py, shipped into every sandbox job as candidate_guard.py.
+
+    Read once per process (the worker reads it before forking: a sandboxed child may not be able to).
+    """
+    from runner.execution import candidate_guard
+
+    return Path(candidate_guard.__file__).read_text(encoding="utf-8")
 
 
 def suite_file_name(suite: str) -> str:

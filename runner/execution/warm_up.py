@@ -18,6 +18,7 @@ from pathlib import Path
 
 from runner.execution import isolation, pytest_child
 from runner.execution.limits import Limits
+from runner.execution.suite_module import guard_source
 
 PRELOAD = (
     "abc", "array", "ast", "base64", "binascii", "bisect", "calendar", "cmath", "codecs", "collections",
@@ -127,7 +128,7 @@ def warm_up(limits: Limits) -> None:
         test_dir = os.path.join(root, "t")
         os.mkdir(test_dir)
         # The warm-up loads its own copy of the guard: the imported module must stay unused (load_candidate_guard).
-        guard_copy = pytest_child.pristine_guard_source().decode() + "\n# the warm-up's own copy\n"
+        guard_copy = guard_source() + "\n# the warm-up's own copy\n"
         files = {"candidate.py": "def add(a, b):\n    return a + b\n", "candidate_guard.py": guard_copy,
                  "test_w.py": WARMUP_SUITE}  # fmt: skip
         for name, text in files.items():
