@@ -42,7 +42,7 @@ def test_limits_from_sandbox_config_and_dictconfig():
     cfg = SandboxConfig(timeout_s=3.5, memory_mb=128, network=True)
     limits = Limits.from_config(cfg)
     assert (limits.timeout_s, limits.memory_mb, limits.network) == (3.5, 128, True)
-    assert limits.hypothesis_examples == 100  # not in SandboxConfig: keeps its default
+    assert limits.hypothesis_examples == 100  # the default, from the config
     dict_cfg = OmegaConf.structured(SandboxConfig(max_output_kb=8, workers=4))
     assert Limits.from_config(dict_cfg).max_output_kb == 8
     assert Limits.from_config({"cpu_s": 2.0, "workers": 3}).cpu_s == 2.0
