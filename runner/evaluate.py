@@ -5,10 +5,13 @@
 
 Each input line is either OpenAI human-eval format `{task_id, completion}` (code = task prompt +
 completion) or EvalPlus format `{task_id, solution}` (the full code), detected per line. The output
-JSONL has one line per sample, in input order: task_id, completion_id (index within its task),
-outcome, passed, one boolean per suite the task has, and the verdict's detail / rule / line.
-`suites=` limits the suites run (default: all the task has); `suites=hidden` runs for HumanEval exactly
-what human-eval runs, the task's `check` function.
+JSONL has one line per sample, in input order: every field of the input line (one whose name is also
+an output field is kept as `input_<name>`), completion_id (index within its task), outcome, passed,
+one boolean per suite the task has, the verdict's detail / rule / line, and `tests`: per suite, each
+test's name, status and message. `suites=` limits the suites run (default: all the task has);
+`suites=hidden` runs for HumanEval exactly what human-eval runs, the task's `check` function.
+The summary gives pass@k with its confidence interval, and for the EvalPlus sets EvalPlus's `base`
+(the hidden suite, the original tests) and `base+plus` (hidden and properties, the plus inputs) pass@1.
 Unscored samples (harness_error) are excluded from pass@k and make the exit code 2.
 """
 
@@ -17,29 +20,33 @@ from __future__ import annotations
 import json
 import sys
 import threading
-import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from runner.cli import Option, UsageError, compose_config, parse_args
 from runner.execution.judge import judge, rewrite_suites_ahead
 from runner.execution.outcome import Verdict
-from runner.gold import compose_config, split_args
-from runner.scoring import pass_at_k as estimate_pass_at_k
+from runner.progress import Progress
+from runner.records import AttemptRecord
+from runner.scoring import EVALPLUS_LEVELS, metric_key, summarize
 from runner.tasks.model import SUITES, Task
 
 PASS_AT_K = (1, 10, 100)
+LEVEL_NAMES = {"base": "base", "base_plus": "base+plus"}
+"""EvalPlus's names for its scores (runner.scoring.EVALPLUS_LEVELS)."""
 
 
 @dataclass(frozen=True)
 class Sample:
-    """One sample to score: its task, index within the task, and the full code to judge."""
+    """One sample to score: its task, index within the task, the full code to judge, and its input line."""
 
     task_id: str
     completion_id: int
     code: str
+    fields: dict = field(default_factory=dict)
 
 
 class SampleError(ValueError):
@@ -68,7 +75,7 @@ def read_samples(path: str | Path, tasks: dict[str, Task]) -> list[Sample]:
             code = tasks[task_id].prompt + row["completion"]
         else:
             raise SampleError(f"{path}:{number}: needs `completion` (human-eval) or `solution` (EvalPlus)")
-        samples.append(Sample(task_id, counts[task_id], code))
+        samples.append(Sample(task_id, counts[task_id], code, row))
         counts[task_id] += 1
     if unknown:
         names = ", ".join(sorted(set(unknown))[:20])
@@ -82,19 +89,17 @@ def evaluate_samples(
     pool,
     gate,
     threads: int = 4,
-    on_done: Callable[[int], None] | None = None,
+    on_done: Callable[[Verdict], None] | None = None,
     suites: tuple[str, ...] = SUITES,
 ) -> list[Verdict]:
     """Judge every sample against the requested suites (in parallel over `pool`); verdicts in sample order."""
-    done, lock = 0, threading.Lock()
+    lock = threading.Lock()
 
     def one(sample: Sample) -> Verdict:
-        nonlocal done
         verdict = judge(tasks[sample.task_id], sample.code, pool, gate, suites)
-        with lock:
-            done += 1
-            if on_done is not None:
-                on_done(done)
+        if on_done is not None:
+            with lock:
+                on_done(verdict)
         return verdict
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
@@ -108,89 +113,93 @@ def parse_suites(text: str | None) -> tuple[str, ...]:
     names = tuple(name.strip() for name in text.split(",") if name.strip())
     unknown = [name for name in names if name not in SUITES]
     if unknown or not names:
-        raise SystemExit(f"error: unknown suite(s) {unknown or [text]}; choose from {', '.join(SUITES)}")
+        raise UsageError(f"unknown suite(s) {unknown or [text]}; choose from {', '.join(SUITES)}")
     return names
 
 
 def result_row(sample: Sample, task: Task, verdict: Verdict, suites: tuple[str, ...] = SUITES) -> dict:
-    """The output line of one sample: one boolean per requested suite the task has."""
-    row = {"task_id": sample.task_id, "completion_id": sample.completion_id,
-           "outcome": verdict.outcome.value, "passed": verdict.passed}  # fmt: skip
+    """The output line of one sample: its input fields, its verdict, one boolean and the tests per suite."""
+    result = {"task_id": sample.task_id, "completion_id": sample.completion_id,
+              "outcome": verdict.outcome.value, "passed": verdict.passed}  # fmt: skip
     for suite in suites:
         if suite in task.suites:
-            row[suite] = suite in verdict.suites and verdict.suites[suite].passed
-    row.update(detail=verdict.detail, rule=verdict.rule, line=verdict.line)
-    return row
+            result[suite] = suite in verdict.suites and verdict.suites[suite].passed
+    result.update(detail=verdict.detail, rule=verdict.rule, line=verdict.line)
+    result["tests"] = {name: [asdict(t) for t in suite.tests] for name, suite in verdict.suites.items()}
+    inputs = {(f"input_{k}" if k in result and k != "task_id" else k): v for k, v in sample.fields.items()}
+    return {**inputs, **result}
 
 
-def pass_at_k_table(samples: list[Sample], verdicts: list[Verdict]) -> dict[int, float]:
-    """Mean unbiased pass@k over tasks, for each k every task has enough scored samples for."""
-    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
-    for sample, verdict in zip(samples, verdicts, strict=True):
-        if verdict.outcome.scored:
-            counts[sample.task_id][0] += 1
-            counts[sample.task_id][1] += verdict.passed
-    table = {}
-    for k in PASS_AT_K:
-        if counts and all(n >= k for n, _ in counts.values()):
-            table[k] = sum(estimate_pass_at_k(n, c, k) for n, c in counts.values()) / len(counts)
-    return table
+def _record(sample: Sample, verdict: Verdict) -> AttemptRecord:
+    """A sample's verdict as the attempt record runner.scoring reads (one attempt, no generation)."""
+    return AttemptRecord(task_id=sample.task_id, sample=sample.completion_id, attempt=0, seed=0, model="",
+                         messages=[], options={}, response="", code=sample.code, outcome=verdict.outcome.value,
+                         final=True, suites=verdict.suite_passed())  # fmt: skip
 
 
-def summary(samples: list[Sample], verdicts: list[Verdict]) -> str:
-    """Per-outcome counts and pass@k, as printed at the end of a run."""
+def score(samples: list[Sample], verdicts: list[Verdict], levels: tuple[str, ...] = ()) -> dict[str, float]:
+    """runner.scoring's metrics of the verdicts: pass@k (k in PASS_AT_K, where every task has k scored
+    samples) with bootstrap CIs, also at the extra suite `levels` (e.g. EvalPlus's base, base_plus)."""
+    records = [_record(s, v) for s, v in zip(samples, verdicts, strict=True)]
+    return summarize(records, ks=PASS_AT_K, levels=("all", *levels))
+
+
+def _with_ci(metrics: dict[str, float], key: str) -> str:
+    return f"{metrics[key]:.4f} (95% CI {metrics[key + '_ci_low']:.4f}-{metrics[key + '_ci_high']:.4f})"
+
+
+def summary(samples: list[Sample], verdicts: list[Verdict], levels: tuple[str, ...] = ()) -> str:
+    """Per-outcome counts, pass@k and the `levels`' pass@1 (with CIs), as printed at the end of a run."""
+    metrics = score(samples, verdicts, levels)
     outcomes = Counter(v.outcome.value for v in verdicts)
     lines = [f"{len(samples)} samples over {len({s.task_id for s in samples})} tasks"]
     lines += [f"  {name:<20} {count}" for name, count in outcomes.most_common()]
-    lines += [f"  pass@{k:<16} {value:.4f}" for k, value in pass_at_k_table(samples, verdicts).items()]
+    scored_tasks = metrics.get(metric_key(1, "first") + "_tasks")
+    lines += [f"  {'pass@' + str(k):<20} {_with_ci(metrics, metric_key(k, 'first'))}"
+              for k in PASS_AT_K if metrics.get(metric_key(k, "first") + "_tasks") == scored_tasks]  # fmt: skip
+    lines += [f"  {LEVEL_NAMES[level] + ' pass@1':<20} {_with_ci(metrics, metric_key(1, 'first', level))}"
+              for level in levels if metric_key(1, "first", level) in metrics]  # fmt: skip
     unscored = sum(not v.outcome.scored for v in verdicts)
     if unscored:
         lines.append(f"  WARNING: {unscored} unscored sample(s) (harness errors) excluded from pass@k")
     return "\n".join(lines)
 
 
-def _progress(total: int) -> Callable[[int], None]:
-    start = time.monotonic()
-
-    def show(done: int) -> None:
-        if done == total or done % 10 == 0:
-            rate = done / max(time.monotonic() - start, 1e-9)
-            print(f"\revaluated {done}/{total} samples ({rate:.1f}/s)", end="", file=sys.stderr, flush=True)
-            if done == total:
-                print(file=sys.stderr)
-
-    return show
+OPTIONS = (
+    Option("samples", "the samples JSONL (human-eval or EvalPlus format)", required=True, metavar="FILE"),
+    Option("out", "the results JSONL to write", required=True, metavar="FILE"),
+    Option("workers", "sandbox worker processes", type=int, default_text="sandbox.workers", metavar="N"),
+    Option("suites", "comma-separated suites to run", default_text="all the task has", metavar="NAMES"),
+)
 
 
 def main(argv: list[str]) -> int:
     """CLI entry; returns 0, or 2 when some samples could not be scored."""
     from runner.execution.sandbox import Limits, WorkerPool
-    from runner.tasks import load_task_set
+    from runner.tasks import EVALPLUS_IMPORTERS, load_task_set
 
-    options, overrides = split_args(argv, ("samples", "out", "workers", "suites"))
-    if "samples" not in options or "out" not in options:
-        raise SystemExit(
-            "usage: python -m runner.evaluate samples=FILE out=FILE [task_set=...] [workers=N] [suites=...] [gate=...]"
-        )
+    options, overrides = parse_args(argv, OPTIONS, "runner.evaluate", __doc__)
     suites = parse_suites(options.get("suites"))
     cfg = compose_config(overrides)
     if not any(o.startswith("gate=") for o in overrides) and cfg.task_set.gate:
         cfg = compose_config([*overrides, f"gate={cfg.task_set.gate}"])
-    workers = int(options.get("workers", cfg.sandbox.workers))
+    workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while samples load
         tasks = {t.id: t for t in load_task_set(cfg.task_set)}
-        try:
-            samples = read_samples(options["samples"], tasks)
-        except SampleError as err:
-            raise SystemExit(f"error: {err}") from None
+        samples = read_samples(options["samples"], tasks)
         print(f"task set {cfg.task_set.name}, gate {cfg.gate.name}, suites {', '.join(suites)}, {workers} worker(s)",
               file=sys.stderr)  # fmt: skip
         rewrite_suites_ahead({s.task_id: tasks[s.task_id] for s in samples}.values(), suites, until=pool.warm)
-        verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, _progress(len(samples)), suites)
+        progress = Progress(len(samples), "samples", enabled=cfg.progress)
+        verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, lambda v: progress.advance(v.passed),
+                                    suites)  # fmt: skip
     with open(options["out"], "w", encoding="utf-8") as out:
         for sample, verdict in zip(samples, verdicts, strict=True):
             out.write(json.dumps(result_row(sample, tasks[sample.task_id], verdict, suites)) + "\n")
-    print(summary(samples, verdicts))
+    levels = tuple(EVALPLUS_LEVELS) if cfg.task_set.importer in EVALPLUS_IMPORTERS else ()
+    if "properties" not in suites:  # base+plus needs the plus inputs run
+        levels = tuple(level for level in levels if "properties" not in EVALPLUS_LEVELS[level])
+    print(summary(samples, verdicts, levels))
     return 2 if any(not v.outcome.scored for v in verdicts) else 0
 
 

@@ -15,12 +15,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from runner.cli import Option, compose_config, parse_args
 from runner.config import GateConfig
 from runner.execution.judge import judge, rewrite_suites_ahead
 from runner.execution.outcome import Outcome, Verdict
 from runner.tasks.model import Task
-
-CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 PIP_NAMES = {
     "yaml": "PyYAML",
@@ -102,31 +101,6 @@ def gold_check(tasks: list[Task], pool, threads: int = 4) -> list[GoldResult]:
         return list(executor.map(one, tasks))
 
 
-def split_args(argv: list[str], own: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
-    """Separate this command's own key=value options from the Hydra overrides."""
-    options, overrides = {}, []
-    for arg in argv:
-        key, sep, value = arg.partition("=")
-        if not sep:
-            raise SystemExit(f"expected key=value arguments, got {arg!r}")
-        if key in own:
-            options[key] = value
-        else:
-            overrides.append(arg)
-    return options, overrides
-
-
-def compose_config(overrides: list[str]):
-    """The experiment config from conf/ with Hydra overrides applied (schema-checked)."""
-    from hydra import compose, initialize_config_dir
-
-    from runner.config import register_configs
-
-    register_configs()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base=None):
-        return compose(config_name="config", overrides=overrides)
-
-
 def _table(results: list[GoldResult]) -> str:
     width = max([len(r.task_id) for r in results] + [7])
     lines = [f"{'task_id':<{width}}  {'status':<20}  detail"]
@@ -136,14 +110,20 @@ def _table(results: list[GoldResult]) -> str:
     return "\n".join(lines)
 
 
+OPTIONS = (
+    Option("out", "also write the results as JSON to this file", metavar="FILE"),
+    Option("workers", "sandbox worker processes", type=int, default_text="sandbox.workers", metavar="N"),
+)
+
+
 def main(argv: list[str]) -> int:
     """CLI entry: prints a table, writes the JSON report to out=, returns 1 if any task is not ok."""
     from runner.execution.sandbox import Limits, WorkerPool
     from runner.tasks import load_task_set
 
-    options, overrides = split_args(argv, ("out", "workers"))
+    options, overrides = parse_args(argv, OPTIONS, "runner.gold", __doc__)
     cfg = compose_config(overrides)
-    workers = int(options.get("workers", cfg.sandbox.workers))
+    workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while tasks load
         tasks = load_task_set(cfg.task_set)
         rewrite_suites_ahead(tasks, until=pool.warm)

@@ -20,7 +20,7 @@ from runner.experiment import AttemptWriter, Experiment, verdict_key
 from runner.generation.backends import make_backend
 from runner.generation.backends.base import BackendError
 from runner.records import AttemptRecord
-from runner.tasks import Task, load_task_set, task_set_hash
+from runner.tasks import EVALPLUS_IMPORTERS, Task, load_task_set, subset_tag, task_set_hash
 
 log = logging.getLogger("runner")
 
@@ -35,7 +35,7 @@ def run_job(cfg, out_dir: Path) -> int:
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     tasks = load_task_set(cfg.task_set)
     if not tasks:
-        raise JobError(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.include/limit/created_after")
+        raise JobError(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.ids/limit/created_after")
     if cfg.sampling.temperature == 0 and cfg.sampling.n > 1:
         log.warning("sampling.n=%d at temperature 0: samples differ only by seed (flagged in the run)", cfg.sampling.n)
     return asyncio.run(_run(cfg, out_dir, tasks))
@@ -118,7 +118,7 @@ def _gold_gate(cfg, tasks: list[Task], pool, limits, cache: Cache, out_dir: Path
 
 
 def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identity, isolation, cache) -> int:
-    from runner.scoring import summarize
+    from runner.scoring import EVALPLUS_LEVELS, SUITE_LEVELS, summarize
     from runner.summary import summary_table, task_rows
 
     started = time.perf_counter()
@@ -128,6 +128,7 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
         ci_level=cfg.scoring.ci_level,
         resamples=cfg.scoring.bootstrap_resamples,
         seed=cfg.scoring.bootstrap_seed,
+        levels=(*SUITE_LEVELS, *(EVALPLUS_LEVELS if cfg.task_set.importer in EVALPLUS_IMPORTERS else ())),
     )
     audit = _audit_scores(cfg.task_set.name)
     rows = task_rows(records, audit)
@@ -147,6 +148,7 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
         "isolation": ",".join(k for k, v in sorted(isolation.items()) if v) or "none",
         "gold_excluded": ",".join(r["task_id"] for r in excluded),
         "created_after": cfg.task_set.created_after,
+        "task_subset": subset_tag(cfg.task_set),
         "flag_temperature0_multisample": str(cfg.sampling.temperature == 0 and cfg.sampling.n > 1).lower(),
     }
     run_info = {"tags": tags, "isolation": isolation, "timings": {"scoring_s": round(time.perf_counter() - started, 3)}}

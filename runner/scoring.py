@@ -33,6 +33,15 @@ SUITE_LEVELS: dict[str, tuple[str, ...] | None] = {
 }
 """Suite levels, from lenient to strict (like EvalPlus's base vs plus). `all` is the main score."""
 
+EVALPLUS_LEVELS: dict[str, tuple[str, ...]] = {
+    "base": ("hidden",),
+    "base_plus": ("hidden", "properties"),
+}
+"""EvalPlus's scores, for the EvalPlus task sets: `base` = the original tests (the hidden suite) passed,
+`base_plus` (EvalPlus's "base+plus") = those and the plus inputs (the properties suite) passed."""
+
+LEVELS = {**SUITE_LEVELS, **EVALPLUS_LEVELS}
+
 OUTCOMES = tuple(o.value for o in Outcome)
 UNSCORED = frozenset(o.value for o in Outcome if not o.scored)
 
@@ -98,12 +107,12 @@ def is_scored(record: AttemptRecord | None) -> bool:
 
 
 def passed_at_level(record: AttemptRecord, level: str = "all") -> bool:
-    """Whether the record passed the suites of `level` (see SUITE_LEVELS).
+    """Whether the record passed the suites of `level` (see SUITE_LEVELS and EVALPLUS_LEVELS).
 
     `all` means the attempt's outcome is `passed`. A lower level passes when every one of its suites
     that ran passed and at least one of them ran; an attempt stopped before any suite ran fails.
     """
-    suites = SUITE_LEVELS[level]
+    suites = LEVELS[level]
     if record.outcome == Outcome.PASSED.value or suites is None:
         return record.outcome == Outcome.PASSED.value
     ran = [record.suites[s] for s in suites if s in record.suites]
@@ -206,13 +215,15 @@ def summarize(
     ci_level: float = 0.95,
     resamples: int = 2000,
     seed: int = 0,
+    levels: Sequence[str] = tuple(SUITE_LEVELS),
 ) -> dict[str, float]:
     """Flat metrics of one run, every name a valid MLflow metric key.
 
     For each k, stage (first, repair) and suite level: `pass_at_<k>_<stage>_<level>` with `_ci_low`
     / `_ci_high` (bootstrap over tasks) and `_tasks` (tasks with >= k scored samples, which are the
     ones averaged); `pass_at_<k>_<stage>` is the `all` level. A k no task has enough samples for is
-    left out (see `scoring_notes`). Also per-outcome counts and rates per stage, repair success,
+    left out (see `scoring_notes`). `levels` names the suite levels scored (of LEVELS; the EvalPlus
+    task sets add EVALPLUS_LEVELS). Also per-outcome counts and rates per stage, repair success,
     gate rejections apart from test failures, unscored/incomplete samples, and generation means.
     """
     records = list(records)
@@ -226,7 +237,7 @@ def summarize(
         ),
     }
     for stage in STAGES:
-        for level in SUITE_LEVELS:
+        for level in levels:
             counts = task_counts(samples, stage, level)
             for k in ks:
                 values = per_task_pass_at_k(counts, k)

@@ -60,9 +60,10 @@ def summary_table(cfg, metrics: dict, rows: list[dict]) -> str:
     samples = sum(r["samples"] for r in rows)
     lines += ["", f"**Passed: {first}/{samples} first attempt, {final}/{samples} after repair.**"]
     for stage in ("first", "repair"):
-        key = f"pass_at_1_{stage}"
-        if key in metrics:
-            low, high = metrics.get(f"{key}_ci_low"), metrics.get(f"{key}_ci_high")
-            ci = f" ({cfg.scoring.ci_level:.0%} CI {low:.3f}–{high:.3f})" if low is not None else ""
-            lines.append(f"pass@1 {stage}: {metrics[key]:.3f}{ci}")
+        for level, name in (("", "pass@1"), ("_base", "base pass@1"), ("_base_plus", "base+plus pass@1")):
+            key = f"pass_at_1_{stage}{level}"  # base levels: EvalPlus task sets only (runner.scoring.EVALPLUS_LEVELS)
+            if key in metrics:
+                low, high = metrics.get(f"{key}_ci_low"), metrics.get(f"{key}_ci_high")
+                ci = f" ({cfg.scoring.ci_level:.0%} CI {low:.3f}–{high:.3f})" if low is not None else ""
+                lines.append(f"{name} {stage}: {metrics[key]:.3f}{ci}")
     return "\n".join(lines)

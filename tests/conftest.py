@@ -1,20 +1,26 @@
-"""Shared fixtures: composing the real Hydra config tree."""
+"""Shared fixtures: composing the real Hydra config tree; the shared datasets folder when there is one.
 
+The product finds benchmark files through runner.tasks.datasets; the tests point its environment
+variable at ../shared/datasets (relative to the repository root) when that folder exists, so they
+never download anything.
+"""
+
+import os
 from pathlib import Path
 
 import pytest
-from hydra import compose, initialize_config_dir
 
-from runner.config import register_configs
+from runner.cli import compose_config
+from runner.tasks.datasets import DATASETS_ENV
 
-CONF_DIR = str(Path(__file__).resolve().parents[1] / "conf")
+SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+if SHARED_DATASETS.is_dir():
+    os.environ.setdefault(DATASETS_ENV, str(SHARED_DATASETS))
 
 
-def compose_config(overrides: list[str] | None = None):
-    """The project's config, composed as `python -m runner` would with these overrides."""
-    register_configs()
-    with initialize_config_dir(config_dir=CONF_DIR, version_base="1.3"):
-        return compose(config_name="config", overrides=overrides or [])
+def datasets_available() -> bool:
+    """Whether the benchmark files are on this machine (the env var names a folder that exists)."""
+    return Path(os.environ.get(DATASETS_ENV, "/nonexistent")).is_dir()
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.cli import UsageError, parse_args
 from runner.strength import audit, mutants
 from runner.strength.audit import AuditOptions, audit_tasks
 from runner.strength.mutants import SuiteMutation
@@ -180,11 +181,13 @@ def test_combine_rejects_runs_over_different_mutants():
 
 
 def test_arguments_split_into_options_and_config_overrides():
-    options, overrides = audit.parse_args(["task_set=seed10", "out=/tmp/x.json", "threshold=0.8", "tracking=off"])
-    assert options == {"out": "/tmp/x.json", "threshold": 0.8}
+    argv = ["task_set=seed10", "out=/tmp/x.json", "threshold=0.8", "cache=false", "tracking=off"]
+    options, overrides = parse_args(argv, audit.OPTIONS, "runner.audit", "")
+    assert options == {"out": "/tmp/x.json", "threshold": 0.8, "workers": 2, "timeout_s": 5.0,
+                       "max_examples": 100, "cache": False}  # fmt: skip
     assert overrides == ["task_set=seed10", "tracking=off"]
-    with pytest.raises(SystemExit, match="threshold"):
-        audit.parse_args(["threshold=high"])
+    with pytest.raises(UsageError, match="threshold"):
+        parse_args(["threshold=high"], audit.OPTIONS, "runner.audit", "")
 
 
 def test_cli_audits_a_yaml_task_set(audits, cache_dir, tmp_path, capsys):

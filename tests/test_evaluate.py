@@ -4,8 +4,9 @@ import json
 
 import pytest
 
-from runner.evaluate import Sample, SampleError, main, pass_at_k_table, read_samples
-from runner.execution.outcome import Outcome, Verdict
+from runner.cli import UsageError
+from runner.evaluate import Sample, SampleError, main, read_samples, score, summary
+from runner.execution.outcome import Outcome, SuiteResult, TestResult, Verdict
 from runner.tasks.importers import load_humaneval
 
 TASKS = {t.id: t for t in load_humaneval()[:3]}
@@ -47,10 +48,29 @@ def test_bad_lines_are_located(tmp_path):
 def test_pass_at_k_uses_the_unbiased_estimator_and_skips_unscored():
     samples = [Sample(T0, i, "") for i in range(10)] + [Sample(T1, i, "") for i in range(11)]
     outcomes = [Outcome.PASSED] * 3 + [Outcome.FAILED] * 7 + [Outcome.PASSED] * 10 + [Outcome.HARNESS_ERROR]
-    table = pass_at_k_table(samples, [Verdict(o) for o in outcomes])
-    assert set(table) == {1, 10}  # n = 10 for both tasks once the harness error is dropped: no pass@100
-    assert table[1] == pytest.approx((0.3 + 1.0) / 2)
-    assert table[10] == pytest.approx(1.0)
+    verdicts = [Verdict(o) for o in outcomes]
+    metrics = score(samples, verdicts)
+    assert "pass_at_100_first" not in metrics  # n = 10 for both tasks once the harness error is dropped
+    assert metrics["pass_at_1_first"] == pytest.approx((0.3 + 1.0) / 2)
+    assert metrics["pass_at_10_first"] == pytest.approx(1.0)
+    assert metrics["pass_at_1_first_ci_low"] <= metrics["pass_at_1_first"] <= metrics["pass_at_1_first_ci_high"]
+    printed = summary(samples, verdicts)
+    assert "pass@1 " in printed and "pass@10" in printed and "pass@100" not in printed and "95% CI" in printed
+
+
+def test_base_and_base_plus_follow_the_hidden_and_properties_suites():
+    def verdict(hidden, properties):
+        suites = {"visible": SuiteResult("visible", Outcome.PASSED), "hidden": SuiteResult("hidden", hidden),
+                  "properties": SuiteResult("properties", properties)}  # fmt: skip
+        passed = hidden is properties is Outcome.PASSED
+        return Verdict(Outcome.PASSED if passed else Outcome.FAILED, suites=suites)
+
+    samples = [Sample(T0, 0, ""), Sample(T1, 0, "")]
+    verdicts = [verdict(Outcome.PASSED, Outcome.FAILED), verdict(Outcome.PASSED, Outcome.PASSED)]
+    metrics = score(samples, verdicts, ("base", "base_plus"))
+    assert metrics["pass_at_1_first_base"] == 1.0 and metrics["pass_at_1_first_base_plus"] == 0.5
+    printed = summary(samples, verdicts, ("base", "base_plus"))
+    assert "base pass@1          1.0000 (95% CI" in printed and "base+plus pass@1     0.5000" in printed
 
 
 def test_cli_scores_both_formats_in_input_order(tmp_path, capsys):
@@ -59,13 +79,13 @@ def test_cli_scores_both_formats_in_input_order(tmp_path, capsys):
     by_id = {t.id: t for t in tasks}
     canonical_0 = by_id[T0].reference[len(by_id[T0].prompt) :]
     rows = [
-        {"task_id": T1, "solution": by_id[T1].reference},  # EvalPlus format, correct
+        {"task_id": T1, "solution": by_id[T1].reference, "key": 7, "passed": "theirs"},  # EvalPlus format, correct
         {"task_id": T0, "completion": "    return True\n"},  # human-eval format, wrong
         {"task_id": T0, "completion": canonical_0},  # human-eval format, correct
         {"task_id": T0, "solution": "import os\n" + by_id[T0].reference},  # rejected by the stdlib gate
     ]
     samples, out = write(tmp_path / "s.jsonl", rows), tmp_path / "out.jsonl"
-    args = [f"samples={samples}", f"out={out}", "task_set=humaneval", f"task_set.include=[{T0},{T1}]"]
+    args = [f"samples={samples}", f"out={out}", "task_set=humaneval", f"task_set.ids=[{T0},{T1}]"]
     assert main([*args, "workers=2"]) == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["task_id"], r["completion_id"]) for r in lines] == [(T1, 0), (T0, 0), (T0, 1), (T0, 2)]
@@ -74,6 +94,11 @@ def test_cli_scores_both_formats_in_input_order(tmp_path, capsys):
     assert lines[1]["visible"] is False and lines[1]["hidden"] is False and "properties" not in lines[1]
     assert lines[2]["visible"] is True and lines[2]["hidden"] is True
     assert lines[3]["rule"] == "no-import"
+    assert lines[0]["key"] == 7 and lines[0]["input_passed"] == "theirs" and lines[0]["passed"] is True
+    assert lines[0]["solution"] == by_id[T1].reference and lines[1]["completion"] == "    return True\n"
+    failing = [TestResult(**t) for t in lines[1]["tests"]["hidden"]]
+    assert failing and failing[0].name == "test_check" and failing[0].status == "failed"
+    assert {t["status"] for t in lines[2]["tests"]["visible"]} == {"passed"}
     printed = capsys.readouterr().out
     assert "pass@1" in printed and "policy_rejected" in printed
     # gate=off admits the import: the same sample now passes
@@ -85,10 +110,10 @@ def test_suites_option_runs_only_the_requested_suites(tmp_path):
     tasks = {t.id: t for t in load_humaneval()}
     rows = [{"task_id": T0, "completion": "    return True\n"}]  # fails both suites
     samples, out = write(tmp_path / "s.jsonl", rows), tmp_path / "out.jsonl"
-    args = [f"samples={samples}", f"out={out}", "task_set=humaneval", f"task_set.include=[{T0}]", "workers=1"]
+    args = [f"samples={samples}", f"out={out}", "task_set=humaneval", f"task_set.ids=[{T0}]", "workers=1"]
     assert main([*args, "suites=hidden"]) == 0
     line = json.loads(out.read_text())
     assert line["hidden"] is False and "visible" not in line and line["outcome"] == "failed"
     assert "visible" in tasks[T0].suites  # the task has one; it was not run
-    with pytest.raises(SystemExit, match="unknown suite"):
+    with pytest.raises(UsageError, match="unknown suite"):
         main([*args, "suites=hiden"])

@@ -82,7 +82,7 @@ def test_cli_writes_report_and_exit_code(tmp_path, capsys):
     pytest.importorskip("runner.execution.sandbox")
     out = tmp_path / "gold.json"
     ids = "[HumanEval/0,HumanEval/1]"
-    assert main(["task_set=humaneval", f"task_set.include={ids}", f"out={out}"]) == 0
+    assert main(["task_set=humaneval", f"task_set.ids={ids}", f"out={out}"]) == 0
     report = json.loads(out.read_text())
     assert report == [
         {"task_id": "HumanEval/0", "status": "ok", "detail": ""},

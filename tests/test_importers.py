@@ -6,16 +6,19 @@ import re
 import pytest
 
 from runner.tasks.importers import (
-    HUMANEVALPLUS_FILE,
     KNOWN_WRONG_EXAMPLES,
-    MBPPPLUS_FILE,
     NO_VISIBLE_TAG,
     docstring_examples,
     load_humaneval,
     load_humanevalplus,
+    load_humanevalplus_mini,
+    load_mbpp,
     load_mbppplus,
     visible_suite,
 )
+from tests.conftest import datasets_available
+
+needs_datasets = pytest.mark.skipif(not datasets_available(), reason="benchmark files absent (RUNNER_DATASETS_DIR)")
 
 
 @pytest.fixture(scope="module")
@@ -94,7 +97,7 @@ def test_known_wrong_examples_really_contradict_the_reference(humaneval):
             assert (call in task.suites.get("visible", "")) == (call not in wrong), call
 
 
-@pytest.mark.skipif(not HUMANEVALPLUS_FILE.exists(), reason="shared dataset missing")
+@needs_datasets
 def test_humanevalplus_base_in_hidden_plus_in_properties():
     tasks = load_humanevalplus()
     assert len(tasks) == 164
@@ -102,7 +105,29 @@ def test_humanevalplus_base_in_hidden_plus_in_properties():
     assert "reference.poly" in tasks[32].suites["properties"]  # find_zero judged by the root's value
 
 
-@pytest.mark.skipif(not MBPPPLUS_FILE.exists(), reason="shared dataset missing")
+@needs_datasets
+def test_humanevalplus_mini_judges_base_by_the_base_inputs():
+    tasks = load_humanevalplus_mini()
+    assert len(tasks) == 164 and tasks[0].id == "HumanEval/0"
+    assert all("def test_plus_inputs" in t.suites["hidden"] and "properties" in t.suites for t in tasks)
+    assert "reference.poly" in tasks[32].suites["hidden"]
+
+
+@needs_datasets
+def test_sanitized_mbpp_first_test_visible_all_hidden_imports_first():
+    tasks = {t.id: t for t in load_mbpp()}
+    assert len(tasks) == 427
+    first = tasks["Mbpp/2"]
+    assert first.entry_point == "similar_elements" and first.signature == "def similar_elements(test_tup1, test_tup2)"
+    assert first.suites["visible"].count("def test_example_") == 1 and "properties" not in first.suites
+    assert first.suites["hidden"].count("def test_assertion_") == 3
+    assert "assert set(similar_elements((3, 4, 5, 6),(5, 7, 4, 10)))" in first.prompt
+    sphere = tasks["Mbpp/82"]
+    assert sphere.suites["hidden"].startswith("import math\n") and sphere.suites["visible"].startswith("import math\n")
+    assert sphere.reference.startswith("import math")
+
+
+@needs_datasets
 def test_mbppplus_suites():
     tasks = load_mbppplus()
     assert len(tasks) == 378
@@ -138,7 +163,7 @@ def test_differential_suite_loose_comparisons_like_evalplus():
     assert not same_for("equal")((1, 2), (2, 1))
 
 
-@pytest.mark.skipif(not MBPPPLUS_FILE.exists(), reason="shared dataset missing")
+@needs_datasets
 def test_mbppplus_plus_inputs_get_their_argument_types_back():
     from runner.tasks.importers import mbpp_comparison, mbpp_input_conversion
 

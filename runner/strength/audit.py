@@ -34,13 +34,13 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from runner.cli import Option, boolean, compose_config, parse_args
 from runner.strength import hypothesis_profile, mutants
 from runner.tasks.model import SUITES, Task
 
 AUDIT_VERSION = "1"
 """Bump when the audit's verdict rules change (the source of its modules is hashed too)."""
 
-CONF_DIR = Path(__file__).resolve().parents[2] / "conf"
 COLUMNS = ("visible", "hidden", "properties", "all")
 
 
@@ -316,43 +316,14 @@ def log_to_mlflow(
         return run.info.run_id
 
 
-_OPTION_TYPES: dict[str, Callable[[str], Any]] = {
-    "out": str,
-    "threshold": float,
-    "workers": int,
-    "timeout_s": float,
-    "max_examples": int,
-    "cache": lambda v: {"true": True, "false": False}[v.lower()],
-}
-
-
-def parse_args(argv: Sequence[str]) -> tuple[dict[str, Any], list[str]]:
-    """Split `key=value` arguments into audit options and Hydra config overrides."""
-    options: dict[str, Any] = {}
-    overrides: list[str] = []
-    for arg in argv:
-        key, eq, value = arg.partition("=")
-        if key in _OPTION_TYPES:
-            if not eq:
-                raise SystemExit(f"audit: {key} needs a value, e.g. {key}=...")
-            try:
-                options[key] = _OPTION_TYPES[key](value)
-            except (ValueError, KeyError):
-                raise SystemExit(f"audit: {arg!r}: {key} must be a {_OPTION_TYPES[key].__name__}") from None
-        else:
-            overrides.append(arg)
-    return options, overrides
-
-
-def compose_config(overrides: list[str]) -> Any:
-    """The project's Hydra config with `overrides`, as `python -m runner` would compose it."""
-    from hydra import compose, initialize_config_dir
-
-    from runner.config import register_configs
-
-    register_configs()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name="config", overrides=overrides)
+OPTIONS = (
+    Option("out", "also write the report JSON here", metavar="FILE", default_text="<cache_dir>/audit/latest-*.json"),
+    Option("threshold", "a task is weak below this score", default=0.9, type=float, metavar="X"),
+    Option("workers", "parallel mutation runs", default=2, type=int, metavar="N"),
+    Option("timeout_s", "time limit of one suite run against one mutant", default=5.0, type=float, metavar="S"),
+    Option("max_examples", "hypothesis examples per property test", default=100, type=int, metavar="N"),
+    Option("cache", "reuse cached audits", default=True, type=boolean, metavar="BOOL"),
+)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -361,18 +332,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     started = time.monotonic()
     argv = sys.argv[1:] if argv is None else list(argv)
-    if {"-h", "--help"} & set(argv):
-        print(__doc__)
-        return 0
-    opts, overrides = parse_args(argv)
+    opts, overrides = parse_args(argv, OPTIONS, "runner.audit", __doc__)
     cfg = compose_config(overrides)
     options = AuditOptions(
-        threshold=opts.get("threshold", 0.9),
-        workers=opts.get("workers", 2),
-        timeout_s=opts.get("timeout_s", 5.0),
-        max_examples=opts.get("max_examples", 100),
+        threshold=opts["threshold"],
+        workers=opts["workers"],
+        timeout_s=opts["timeout_s"],
+        max_examples=opts["max_examples"],
         cache_dir=str(cfg.cache_dir),
-        use_cache=opts.get("cache", True),
+        use_cache=opts["cache"],
     )
     tasks = load_task_set(cfg.task_set)
     name = str(cfg.task_set.name)

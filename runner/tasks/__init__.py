@@ -8,14 +8,16 @@ from pathlib import Path
 from runner.tasks.loader import TaskError, load_task_dir
 from runner.tasks.model import SUITES, Task, task_set_hash
 
-IMPORTERS = ("yaml", "humaneval", "humanevalplus", "mbppplus")
+IMPORTERS = ("yaml", "humaneval", "humanevalplus", "humanevalplus_mini", "mbppplus", "mbpp")
+EVALPLUS_IMPORTERS = ("humanevalplus", "humanevalplus_mini", "mbppplus")
+"""Task sets whose hidden suite is EvalPlus's `base` and whose properties suite its `plus` inputs."""
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
-__all__ = ["SUITES", "Task", "TaskError", "load_task_set", "select_tasks", "task_set_hash"]
+__all__ = ["SUITES", "Task", "TaskError", "load_task_set", "select_tasks", "subset_tag", "task_set_hash"]
 
 
 def load_task_set(cfg) -> list[Task]:
-    """Load the tasks a `task_set` config names, then apply its include / limit / created_after filters."""
+    """Load the tasks a `task_set` config names, then apply its ids / limit / created_after filters."""
     if cfg.importer == "yaml":
         path = Path(cfg.path)
         if not path.is_absolute() and not path.exists():
@@ -27,21 +29,21 @@ def load_task_set(cfg) -> list[Task]:
         tasks = getattr(importers, f"load_{cfg.importer}")(cfg.path)
     else:
         raise TaskError(cfg.path, "task_set.importer", f"unknown importer {cfg.importer!r}; use one of {IMPORTERS}")
-    return select_tasks(tasks, list(cfg.include), cfg.limit, cfg.created_after)
+    return select_tasks(tasks, list(cfg.ids), cfg.limit, cfg.created_after)
 
 
-def select_tasks(tasks: list[Task], include: list[str], limit: int, created_after: str) -> list[Task]:
-    """Keep the included ids (all if empty), tasks created after a date (if given), then the first `limit`."""
-    if include:
+def select_tasks(tasks: list[Task], ids: list[str], limit: int, created_after: str) -> list[Task]:
+    """Keep the listed ids (all if empty), tasks created after a date (if given), then the first `limit`."""
+    if ids:
         known = {t.id for t in tasks}
-        unknown = [i for i in include if i not in known]
+        unknown = [i for i in ids if i not in known]
         if unknown:
             raise TaskError(
-                "task_set.include",
+                "task_set.ids",
                 None,
                 f"unknown task ids {unknown}; known ids start with {sorted(known)[:5]}",
             )
-        tasks = [t for t in tasks if t.id in set(include)]
+        tasks = [t for t in tasks if t.id in set(ids)]
     if created_after:
         try:
             cutoff = dt.date.fromisoformat(created_after)
@@ -49,3 +51,10 @@ def select_tasks(tasks: list[Task], include: list[str], limit: int, created_afte
             raise TaskError("task_set.created_after", None, f"{created_after!r} is not a date (YYYY-MM-DD)") from None
         tasks = [t for t in tasks if t.created is not None and t.created > cutoff]
     return tasks[:limit] if limit > 0 else tasks
+
+
+def subset_tag(cfg) -> str:
+    """How a `task_set` config narrows its set: "ids=a,b", "limit=N" (both joined by "; "), or "" for all."""
+    parts = [f"ids={','.join(cfg.ids)}"] if cfg.ids else []
+    parts += [f"limit={cfg.limit}"] if cfg.limit > 0 else []
+    return "; ".join(parts)

