@@ -109,11 +109,24 @@ def parse_args(argv: Sequence[str], options: Sequence[Option], prog: str, about:
     return values, overrides
 
 
+def one_line(message: str) -> str:
+    """A multi-line error message (Hydra's: an unknown config and its choices) folded into one line."""
+    kept = []
+    for line in message.splitlines():
+        if line.startswith("Config search path"):  # Hydra's internals, not what the user should change
+            break
+        if line.strip():
+            kept.append(line.strip())
+    if len(kept) > 2 and kept[1].endswith(":"):  # "Available options in 'task_set':" then one per line
+        return f"{kept[0]}; {kept[1]} {', '.join(kept[2:])}"
+    return "; ".join(kept)
+
+
 def run(main: Callable[[list[str]], int]) -> None:
     """Run a tool's `main(argv)` and exit with its code; input errors print `error: ...` and exit 1."""
     try:
         code = main(sys.argv[1:])
     except (TaskError, HydraException, OmegaConfBaseException, ValueError, FileNotFoundError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {one_line(str(exc))}", file=sys.stderr)
         code = 1
     sys.exit(code)

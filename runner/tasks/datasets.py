@@ -65,8 +65,8 @@ FILES = {
 class DatasetError(TaskError):
     """A benchmark file is neither on this machine nor downloadable; the message says how to provide it."""
 
-    def __init__(self, problem: str) -> None:
-        super().__init__("task_set.path", None, problem)
+    def __init__(self, set_name: str, problem: str) -> None:
+        super().__init__(f"task_set {set_name}", None, problem)
 
 
 def cache_dir() -> Path:
@@ -79,7 +79,8 @@ def locate(set_name: str, path: str = "") -> Path:
     """The local file of a benchmark: `path`, DATASETS_ENV's folder, the user cache, or a verified download."""
     if path:
         if not Path(path).is_file():
-            raise DatasetError(f"{path} does not exist; fix task_set.path, or leave it empty for {set_name}'s own file")
+            problem = f"{path} does not exist; fix task_set.path, or leave it empty for the set's own file"
+            raise DatasetError(set_name, problem)
         return Path(path)
     data = FILES[set_name]
     folder = os.environ.get(DATASETS_ENV, "")
@@ -88,10 +89,10 @@ def locate(set_name: str, path: str = "") -> Path:
     for place in places:
         if place.is_file():
             return place
-    return download(data, cache_dir())
+    return download(set_name, data, cache_dir())
 
 
-def download(data: DataFile, folder: Path) -> Path:
+def download(set_name: str, data: DataFile, folder: Path) -> Path:
     """Fetch `data` into `folder` (atomically: temp file, SHA-256 check, rename); return its path."""
     base = os.environ.get(BASE_URL_ENV, "").rstrip("/")
     url = f"{base}/{data.name}" if base else data.url
@@ -107,13 +108,14 @@ def download(data: DataFile, folder: Path) -> Path:
                 out.write(chunk)
         if digest.hexdigest() != data.sha256:
             raise DatasetError(
+                set_name,
                 f"{data.name} downloaded from {url} has SHA-256 {digest.hexdigest()}, expected {data.sha256}; "
-                f"nothing was kept: place the published file in {folder} or set {DATASETS_ENV}"
+                f"nothing was kept: place the published file in {folder} or set {DATASETS_ENV}",
             )
         os.replace(temp, target)
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", None) or exc
-        raise DatasetError(_absent(data, folder, f"download from {url} failed ({reason})")) from None
+        raise DatasetError(set_name, _absent(data, folder, f"download from {url} failed ({reason})")) from None
     finally:
         temp.unlink(missing_ok=True)
     return target
