@@ -8,6 +8,7 @@ and exit code 1, never a traceback (`run`).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -40,9 +41,10 @@ class Option:
     metavar: str = "VALUE"
 
     def shown_default(self) -> str:
+        """`required`, or `default: ...` as --help shows it."""
         if self.required:
             return "required"
-        return self.default_text or ("none" if self.default is None else str(self.default))
+        return "default: " + (self.default_text or ("none" if self.default is None else str(self.default)))
 
 
 def boolean(text: str) -> bool:
@@ -68,13 +70,13 @@ def compose_config(overrides: Sequence[str] | None = None) -> DictConfig:
 
 
 def help_text(prog: str, about: str, options: Sequence[Option]) -> str:
-    """The `--help` page: usage, `about` (a module docstring; its `python -m` usage lines are left out),
+    """The `--help` page: usage, `about` (a module docstring; its `python -m` usage paragraph left out),
     each option with its default, and a word on the Hydra overrides."""
     width = max([len(o.name) + len(o.metavar) for o in options] + [4]) + 2
-    about = "\n".join(line for line in about.strip().splitlines() if not line.lstrip().startswith("python -m"))
-    lines = [f"usage: python -m {prog} [option=value ...] [hydra.override=value ...]", "", about.strip(), "",
+    paragraphs = [p for p in about.strip().split("\n\n") if not p.lstrip().startswith("python -m")]
+    lines = [f"usage: python -m {prog} [option=value ...] [hydra.override=value ...]", "", "\n\n".join(paragraphs), "",
              "options:"]  # fmt: skip
-    lines += [f"  {o.name + '=' + o.metavar:<{width}} {o.help} (default: {o.shown_default()})"
+    lines += [f"  {o.name + '=' + o.metavar:<{width}} {o.help} ({o.shown_default()})"
               for o in options]  # fmt: skip
     lines += ["", "Every other key=value is a Hydra override of the experiment config (conf/), e.g.",
               "  task_set=humanevalplus task_set.limit=20 gate=off sandbox.timeout_s=10"]  # fmt: skip
@@ -129,4 +131,7 @@ def run(main: Callable[[list[str]], int]) -> None:
     except (TaskError, HydraException, OmegaConfBaseException, ValueError, FileNotFoundError) as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         code = 1
+    except BrokenPipeError:  # the reader left (`--help | head`): as Python's docs advise, no second error at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = 0
     sys.exit(code)

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 @pytest.mark.parametrize(
     ("main", "expected"),
     [
-        (evaluate.main, ["samples=FILE", "(default: required)", "workers=N", "(default: sandbox.workers)"]),
+        (evaluate.main, ["samples=FILE", "(required)", "workers=N", "(default: sandbox.workers)"]),
         (gold.main, ["out=FILE", "(default: none)", "workers=N"]),
         (audit.main, ["threshold=X", "(default: 0.9)", "cache=BOOL", "(default: True)", "timeout_s=S"]),
     ],
