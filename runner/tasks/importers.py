@@ -316,8 +316,10 @@ def load_humanevalplus(path: str = "", set_name: str = "humanevalplus") -> list[
     tasks = []
     for row in _read_jsonl_gz(file):
         ep, prompt = row["entry_point"], row["prompt"]
-        base = _check_suite(prompt, ep, row["test"]) if "test" in row else differential_suite(ep, row["base_input"],
-                                                                                               row["atol"])  # fmt: skip
+        if "test" in row:
+            base = _check_suite(prompt, ep, row["test"])
+        else:
+            base = differential_suite(ep, row["base_input"], row["atol"])
         suites = {
             "visible": visible_suite(prompt, ep, KNOWN_WRONG_EXAMPLES.get(row["task_id"], frozenset())),
             "hidden": base,
