@@ -79,7 +79,7 @@ def test_sweep_expands_to_four_jobs_that_fail_cleanly_without_ollama(tmp_path):
         "backend.max_retries=0", "tracking=off", f"hydra.sweep.dir={sweep}", f"cache_dir={tmp_path / 'cache'}",
     )  # fmt: skip
     jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir())
-    assert jobs == ["0_gemma3_4b_s1", "1_gemma3_4b_s2", "2_qwen3_8b_s1", "3_qwen3_8b_s2"]
+    assert jobs == ["0_gemma3_4b_it_q4_K_M_s1", "1_gemma3_4b_it_q4_K_M_s2", "2_qwen3_8b_s1", "3_qwen3_8b_s2"]
     assert out.returncode != 0
     # each job logs why it failed and what to do; Hydra then re-raises the first failure
     assert (out.stdout + out.stderr).count("ollama serve") >= 4, out.stdout[-2000:]
