@@ -32,6 +32,14 @@ def test_published_models_use_ollama_with_the_published_conditions(name, tag):
     assert cfg.repair.max_attempts == 1 and cfg.sandbox.timeout_s == 10
 
 
+def test_model_name_follows_model_id_unless_set():
+    assert compose_config([]).model.name == "smollm2_135m"
+    assert compose_config(["backend=openai", "model.id=Qwen/Qwen2.5-Coder-7B"]).model.name == "Qwen2.5_Coder_7B"
+    assert compose_config(["model.id=/models/tiny-coder.Q4_K_M.gguf"]).model.name == "tiny_coder.Q4_K_M"
+    assert compose_config(["model=qwen3_8b", "model.id=qwen3:14b"]).model.name == "qwen3_14b"
+    assert compose_config(["model.id=qwen3:14b", "model.name=mine"]).model.name == "mine"
+
+
 def test_command_line_backend_beats_the_model_default():
     assert compose_config(["model=qwen3_8b", "backend=openai"]).backend.name == "openai"
 
