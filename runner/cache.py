@@ -1,7 +1,8 @@
 """A content-addressed cache of generations and verdicts, so a killed job resumes where it stopped.
 
 A key is the SHA-256 of everything that determines the cached value; values are JSON files written
-atomically (temp file + rename), so a crash never leaves a torn entry behind.
+atomically (temp file + rename), so a crash never leaves a torn entry behind. Keys of verdicts hold
+`runner.fingerprint.harness_fingerprint()`, so a changed harness never reuses an old verdict.
 """
 
 from __future__ import annotations
@@ -12,9 +13,6 @@ import os
 import tempfile
 from pathlib import Path
 from typing import Any
-
-HARNESS_VERSION = "1"
-"""Bump when a change to the harness can change a verdict: it invalidates every cached verdict."""
 
 
 def content_key(*parts: Any) -> str:
@@ -30,6 +28,7 @@ class Cache:
         self.root = Path(root)
         self.hits = 0
         self.misses = 0
+        self.hits_by_namespace: dict[str, int] = {}
 
     def _path(self, namespace: str, key: str) -> Path:
         return self.root / namespace / key[:2] / f"{key}.json"
@@ -43,6 +42,7 @@ class Cache:
             self.misses += 1
             return None
         self.hits += 1
+        self.hits_by_namespace[namespace] = self.hits_by_namespace.get(namespace, 0) + 1
         return value
 
     def put(self, namespace: str, key: str, value: Any) -> None:

@@ -12,6 +12,7 @@ from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
 from runner.execution.limits import Limits
+from runner.resolvers import register_resolvers
 
 
 @dataclass
@@ -21,7 +22,9 @@ class BackendConfig:
     name: str = "llamacpp"  # ollama | openai | llamacpp | replay
     base_url: str = ""  # ollama: http://127.0.0.1:11434 ; openai: http://127.0.0.1:8000/v1
     api_key_env: str = "OPENAI_API_KEY"  # openai: name of the env var holding the key (never the key)
-    timeout_s: float = 300.0
+    timeout_s: float = 60.0  # connect, and each read: a server silent this long is hung
+    request_timeout_s: float = 120.0  # one whole request (connect + all reads), so a trickling server ends too
+    retry_total_s: float = 120.0  # all tries of one request and the waits between them
     max_concurrency: int = 1
     max_retries: int = 3
     retry_backoff_s: float = 1.0
@@ -34,7 +37,7 @@ class BackendConfig:
 class ModelConfig:
     """The model under test. `id` is what the backend understands (Ollama tag, GGUF path, ...)."""
 
-    name: str = MISSING  # label used in reports
+    name: str = "${model_name:${.id}}"  # label in reports, folders and run names; default derived from id
     id: str = MISSING
     think: bool | None = None  # ollama: reasoning on/off (None = server default)
     num_ctx: int = 4096
@@ -166,5 +169,6 @@ class Config:
 
 
 def register_configs() -> None:
-    """Register the top-level schema; `conf/config.yaml` names it first in its defaults."""
+    """Register the top-level schema (`conf/config.yaml` names it first in its defaults) and the resolvers."""
+    register_resolvers()
     ConfigStore.instance().store(name="schema", node=Config)

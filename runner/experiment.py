@@ -15,10 +15,11 @@ import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from runner.cache import HARNESS_VERSION, Cache, content_key
+from runner.cache import Cache, content_key
 from runner.execution.extract import extract_code
 from runner.execution.judge import feedback_for_repair, repair_allowed
 from runner.execution.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
+from runner.fingerprint import harness_fingerprint
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions
 from runner.generation.prompts import first_messages, repair_messages
 from runner.progress import Progress
@@ -153,7 +154,7 @@ class Experiment:
 
 def verdict_key(task: Task, code: str | None, gate: dict, limits: dict) -> str:
     """Cache key of a verdict: the code, the task's reference and suites, the gate, the limits, the harness."""
-    return content_key(HARNESS_VERSION, task.content_hash(), code, gate, limits)
+    return content_key(harness_fingerprint(), task.content_hash(), code, gate, limits)
 
 
 def _record(base: dict, generation: Generation, code: str | None, verdict: Verdict, final: bool) -> AttemptRecord:

@@ -14,9 +14,10 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 import runner
-from runner.cache import HARNESS_VERSION, Cache, content_key
+from runner.cache import Cache, content_key
 from runner.execution.sandbox import Limits, WorkerPool
 from runner.experiment import AttemptWriter, Experiment, verdict_key
+from runner.fingerprint import harness_fingerprint
 from runner.generation.backends import make_backend
 from runner.generation.backends.base import BackendError
 from runner.records import AttemptRecord
@@ -102,7 +103,7 @@ def _gold_gate(cfg, tasks: list[Task], pool, limits, cache: Cache, out_dir: Path
         return []
     from runner.gold import gold_check
 
-    key = content_key(HARNESS_VERSION, task_set_hash(tasks), asdict(limits))
+    key = content_key(harness_fingerprint(), task_set_hash(tasks), asdict(limits))
     rows = cache.get("gold", key)
     if rows is None:
         rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in gold_check(tasks, pool)]
@@ -130,6 +131,7 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
         seed=cfg.scoring.bootstrap_seed,
         levels=(*SUITE_LEVELS, *(EVALPLUS_LEVELS if cfg.task_set.importer in EVALPLUS_IMPORTERS else ())),
     )
+    metrics["generations_cached"] = float(cache.hits_by_namespace.get("generation", 0))  # a resumed run's hits
     audit = _audit_scores(cfg.task_set.name)
     rows = task_rows(records, audit)
     table = summary_table(cfg, metrics, rows)
@@ -137,7 +139,7 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
     (out_dir / "summary.md").write_text(table + "\n")
     (out_dir / "summary.json").write_text(json.dumps(metrics, indent=2, sort_keys=True))
     tags = {
-        "harness_version": f"{runner.__version__}+h{HARNESS_VERSION}",
+        "harness_version": f"{runner.__version__}+h{harness_fingerprint()[:12]}",
         "task_set": cfg.task_set.name,
         "task_set_hash": task_set_hash(tasks),
         "backend": identity.get("backend", cfg.backend.name),

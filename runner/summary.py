@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import defaultdict
 
 from runner.records import AttemptRecord
+from runner.scoring import UNSCORED, is_scored
 
 
 def task_rows(records: list[AttemptRecord], audit: dict[str, float] | None = None) -> list[dict]:
-    """Per task: samples, first-attempt and after-repair passes, outcomes, attempts, audit score."""
+    """Per task: samples, first-attempt and after-repair passes and scored counts, outcomes, attempts, audit score."""
     by_task: dict[str, list[AttemptRecord]] = defaultdict(list)
     for record in records:
         by_task[record.task_id].append(record)
@@ -23,6 +24,8 @@ def task_rows(records: list[AttemptRecord], audit: dict[str, float] | None = Non
                 "samples": len(finals),
                 "passed_first": sum(r.passed for r in firsts),
                 "passed_repair": sum(r.passed for r in finals),
+                "scored_first": sum(is_scored(r) for r in firsts),
+                "scored_repair": sum(is_scored(r) for r in finals),
                 "outcome_first": _outcomes(firsts),
                 "outcome_final": _outcomes(finals),
                 "attempts": len(recs),
@@ -42,7 +45,11 @@ def _outcomes(records: list[AttemptRecord]) -> str:
 
 
 def summary_table(cfg, metrics: dict, rows: list[dict]) -> str:
-    """Markdown: per-task outcomes, then the totals first vs after repair with pass@1 and its CI."""
+    """Markdown: per-task outcomes, then the totals first vs after repair with pass@1 and its CI.
+
+    Pass counts are over scored samples only; the headline names the unscored ones (backend or harness
+    errors) apart, as pass@1 excludes them.
+    """
     lines = [
         f"## {cfg.model.name} (seed {cfg.seed}) on {cfg.task_set.name}",
         "",
@@ -52,13 +59,17 @@ def summary_table(cfg, metrics: dict, rows: list[dict]) -> str:
     for r in rows:
         audit = "" if r["audit_score"] is None else f"{r['audit_score']:.2f}"
         lines.append(
-            f"| {r['task_id']} | {r['outcome_first']} | {r['outcome_final']} | {r['passed_first']}/{r['samples']} "
-            f"| {r['passed_repair']}/{r['samples']} | {r['attempts']} | {audit} |"
+            f"| {r['task_id']} | {r['outcome_first']} | {r['outcome_final']} | {r['passed_first']}/{r['scored_first']} "
+            f"| {r['passed_repair']}/{r['scored_repair']} | {r['attempts']} | {audit} |"
         )
-    first = sum(r["passed_first"] for r in rows)
-    final = sum(r["passed_repair"] for r in rows)
-    samples = sum(r["samples"] for r in rows)
-    lines += ["", f"**Passed: {first}/{samples} first attempt, {final}/{samples} after repair.**"]
+    first, final = sum(r["passed_first"] for r in rows), sum(r["passed_repair"] for r in rows)
+    scored_first, scored_repair = sum(r["scored_first"] for r in rows), sum(r["scored_repair"] for r in rows)
+    headline = f"**Passed: {first}/{scored_first} first attempt, {final}/{scored_repair} after repair.**"
+    unscored = {u: int(metrics.get(f"outcome_repair_{u}_count", 0)) for u in sorted(UNSCORED)}
+    if any(unscored.values()):
+        counts = ", ".join(f"{k}×{v}" for k, v in unscored.items() if v)
+        headline += f" Not scored: {sum(unscored.values())} sample(s) ({counts})."
+    lines += ["", headline]
     for stage in ("first", "repair"):
         for level, name in (("", "pass@1"), ("_base", "base pass@1"), ("_base_plus", "base+plus pass@1")):
             key = f"pass_at_1_{stage}{level}"  # base levels: EvalPlus task sets only (runner.scoring.EVALPLUS_LEVELS)

@@ -9,6 +9,8 @@ requests do is scripted with `queue(...)` (one behaviour per request, then "ok")
   cut_chunked  two chunks, then the connection closes in the middle of the chunked body
   error_line   two chunks, then an {"error": ...} line
   slow         sleep `slow_s` seconds, then answer
+  trickle      a 200 whose body comes one byte every 50 ms and never ends
+  hang         no answer at all until the server stops
 A chat with think=true for a model in `no_think` gets 400 "does not support thinking".
 A chat for a model not in `models` gets 404 {"error": "model 'x' not found"}, as Ollama does.
 """
@@ -32,6 +34,7 @@ class LoopbackServer:
         self.behaviours: list[str] = []
         self.slow_s = 2.0
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -62,6 +65,7 @@ class LoopbackServer:
         return self
 
     def stop(self) -> None:
+        self._stopping.set()  # ends hanging and trickling answers
         self._httpd.shutdown()
         self._httpd.server_close()
 
@@ -87,6 +91,18 @@ class LoopbackServer:
 
     def handle(self, h: BaseHTTPRequestHandler, body: Any) -> None:
         raise NotImplementedError
+
+    def never_finish(self, h: BaseHTTPRequestHandler, trickle: bool) -> None:
+        """Answer nothing (hang), or a 200 whose body never ends (trickle), until the server stops."""
+        if trickle:
+            h.send_response(200)
+            h.send_header("Content-Type", "application/json")
+            h.send_header("Content-Length", str(10**9))
+            h.end_headers()
+        while not self._stopping.wait(0.05):
+            if trickle:
+                h.wfile.write(b" ")
+                h.wfile.flush()
 
     @staticmethod
     def send_json(h: BaseHTTPRequestHandler, status: int, data: Any) -> None:
@@ -145,6 +161,9 @@ class FakeOllama(LoopbackServer):
             return
         if behaviour == "slow":
             time.sleep(self.slow_s)
+        if behaviour in ("trickle", "hang"):
+            self.never_finish(h, trickle=behaviour == "trickle")
+            return
         options = body.get("options") or {}
         pieces = REPLY[: options.get("num_predict", len(REPLY))]
         lines = []

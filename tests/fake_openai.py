@@ -1,7 +1,9 @@
 """A real loopback HTTP server with the OpenAI /v1/models and /v1/chat/completions endpoints.
 
 Same style as `fake_ollama`: `queue("500", "ok")` scripts the next chat requests; behaviours are
-ok, 400, 500, 503 and slow. A chat for an unknown model gets OpenAI's 404 model_not_found error.
+ok, 400, 500, 503, slow, trickle (a 200 whose body comes one byte every 50 ms and never ends) and hang
+(no answer until the server stops). `reply` replaces the scripted answer's text; `created` goes into the
+/v1/models entries. A chat for an unknown model gets OpenAI's 404 model_not_found error.
 """
 
 from __future__ import annotations
@@ -16,16 +18,19 @@ from tests.fake_ollama import REPLY, LoopbackServer
 class FakeOpenAI(LoopbackServer):
     """The fake OpenAI-compatible server; `url` + "/v1" is the base_url."""
 
-    def __init__(self, models: tuple[str, ...] = ("qwen2.5-coder-7b",)) -> None:
+    def __init__(self, models: tuple[str, ...] = ("qwen2.5-coder-7b",), reply: str | None = None,
+                 created: int = 1700000000) -> None:  # fmt: skip
         super().__init__()
         self.models = models
+        self.reply = reply
+        self.created = created
 
     def chat_requests(self) -> list[dict[str, Any]]:
         return [r for r in self.requests if r["path"] == "/v1/chat/completions"]
 
     def handle(self, h: BaseHTTPRequestHandler, body: Any) -> None:
         if h.path == "/v1/models":
-            data = [{"id": m, "object": "model", "owned_by": "fake"} for m in self.models]
+            data = [{"id": m, "object": "model", "owned_by": "fake", "created": self.created} for m in self.models]
             self.send_json(h, 200, {"object": "list", "data": data})
         elif h.path == "/v1/chat/completions":
             self._chat(h, body)
@@ -43,7 +48,10 @@ class FakeOpenAI(LoopbackServer):
             return
         if behaviour == "slow":
             time.sleep(self.slow_s)
-        pieces = REPLY[: body.get("max_tokens", len(REPLY))]
+        if behaviour in ("trickle", "hang"):
+            self.never_finish(h, trickle=behaviour == "trickle")
+            return
+        pieces = [self.reply] if self.reply is not None else REPLY[: body.get("max_tokens", len(REPLY))]
         self.send_json(
             h,
             200,
@@ -55,7 +63,7 @@ class FakeOpenAI(LoopbackServer):
                     {
                         "index": 0,
                         "message": {"role": "assistant", "content": "".join(pieces)},
-                        "finish_reason": "length" if len(pieces) < len(REPLY) else "stop",
+                        "finish_reason": "length" if self.reply is None and len(pieces) < len(REPLY) else "stop",
                     }
                 ],
                 "usage": {"prompt_tokens": 11, "completion_tokens": len(pieces), "total_tokens": 11 + len(pieces)},

@@ -9,6 +9,7 @@ import pytest
 
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends import BackendError, GenerationOptions, make_backend
+from runner.generation.backends.openai import models_entry_digest
 from tests.fake_ollama import REPLY
 from tests.fake_openai import FakeOpenAI
 
@@ -74,6 +75,29 @@ def test_describe_lists_model(fake):
     info = run(openai(fake.url + "/v1"), lambda b: b.describe())
     assert info["backend"] == "openai" and info["model"] == "qwen2.5-coder-7b"
     assert fake.paths() == ["/v1/models"]
+
+
+def test_identity_holds_the_server_and_a_fingerprint_of_its_models_entry(fake):
+    other = FakeOpenAI(created=1700000999).start()
+    try:
+        first = run(openai(fake.url + "/v1"), lambda b: b.describe())
+        same_entry_elsewhere = run(openai(other.url + "/v1"), lambda b: b.describe())
+    finally:
+        other.stop()
+    assert first["base_url"] == fake.url + "/v1" and first["model_digest"].startswith("models-entry-sha256:")
+    assert first["model_digest"] != same_entry_elsewhere["model_digest"]  # new weights behind the same id
+    assert first != same_entry_elsewhere
+
+
+def test_models_entry_digest_prefers_the_servers_own_digest_and_ignores_request_time_fields():
+    assert models_entry_digest({"id": "m", "digest": "sha256:ab"}) == "sha256:ab"
+    now = 1800000000
+    vllm_then = {"id": "m", "created": now, "root": "/w", "permission": [{"id": "modelperm-1", "created": now}]}
+    vllm_later = {"id": "m", "created": now + 60, "root": "/w", "permission": [{"id": "modelperm-2"}]}
+    assert models_entry_digest(vllm_then, now=now) == models_entry_digest(vllm_later, now=now + 60)
+    assert models_entry_digest({"id": "m", "root": "/w"}) != models_entry_digest({"id": "m", "root": "/v"})
+    pulled = {"id": "m", "created": now - 86400}  # Ollama: the time the weights were pulled
+    assert models_entry_digest(pulled, now=now) != models_entry_digest({"id": "m", "created": now - 3600}, now=now)
 
 
 def test_describe_unknown_model_lists_available_ids(fake):

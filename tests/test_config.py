@@ -32,6 +32,14 @@ def test_published_models_use_ollama_with_the_published_conditions(name, tag):
     assert cfg.repair.max_attempts == 1 and cfg.sandbox.timeout_s == 10
 
 
+def test_model_name_follows_model_id_unless_set():
+    assert compose_config([]).model.name == "smollm2_135m"
+    assert compose_config(["backend=openai", "model.id=Qwen/Qwen2.5-Coder-7B"]).model.name == "Qwen2.5_Coder_7B"
+    assert compose_config(["model.id=/models/tiny-coder.Q4_K_M.gguf"]).model.name == "tiny_coder.Q4_K_M"
+    assert compose_config(["model=qwen3_8b", "model.id=qwen3:14b"]).model.name == "qwen3_14b"
+    assert compose_config(["model.id=qwen3:14b", "model.name=mine"]).model.name == "mine"
+
+
 def test_command_line_backend_beats_the_model_default():
     assert compose_config(["model=qwen3_8b", "backend=openai"]).backend.name == "openai"
 
@@ -79,7 +87,7 @@ def test_sweep_expands_to_four_jobs_that_fail_cleanly_without_ollama(tmp_path):
         "backend.max_retries=0", "tracking=off", f"hydra.sweep.dir={sweep}", f"cache_dir={tmp_path / 'cache'}",
     )  # fmt: skip
     jobs = sorted(p.name for p in sweep.iterdir() if p.is_dir())
-    assert jobs == ["0_gemma3_4b_s1", "1_gemma3_4b_s2", "2_qwen3_8b_s1", "3_qwen3_8b_s2"]
+    assert jobs == ["0_gemma3_4b_it_q4_K_M_s1", "1_gemma3_4b_it_q4_K_M_s2", "2_qwen3_8b_s1", "3_qwen3_8b_s2"]
     assert out.returncode != 0
     # each job logs why it failed and what to do; Hydra then re-raises the first failure
     assert (out.stdout + out.stderr).count("ollama serve") >= 4, out.stdout[-2000:]

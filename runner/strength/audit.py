@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.cli import Option, boolean, compose_config, parse_args
+from runner.fingerprint import files_digest
 from runner.strength import hypothesis_profile, mutants
 from runner.tasks.model import SUITES, Task
 
@@ -127,10 +128,8 @@ def _mutant_order(name: str) -> tuple[str, int]:
 def _code_fingerprint() -> str:
     from runner.execution import candidate_guard, suite_module
 
-    digest = hashlib.sha256(AUDIT_VERSION.encode())
-    for module in (mutants, hypothesis_profile, candidate_guard, suite_module):
-        digest.update(Path(module.__file__).read_bytes())
-    return digest.hexdigest()
+    modules = (mutants, hypothesis_profile, candidate_guard, suite_module)
+    return files_digest((Path(module.__file__) for module in modules), AUDIT_VERSION)
 
 
 def audit_key(task: Task, options: AuditOptions) -> str:

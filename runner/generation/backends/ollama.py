@@ -12,7 +12,7 @@ import httpx
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions
 from runner.generation.backends.http_errors import error_detail, json_body, status_error, transport_error
-from runner.generation.backends.retry import with_retries
+from runner.generation.backends.retry import with_retries, within
 
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 UNREACHABLE_HINT = "is Ollama running? start it with `ollama serve` or set backend.base_url"
@@ -35,6 +35,7 @@ class OllamaBackend:
         self.keep_alive = backend.keep_alive or None
         self.max_retries = backend.max_retries
         self.backoff_s = backend.retry_backoff_s
+        self.try_s, self.total_s = backend.request_timeout_s, backend.retry_total_s
         self._client = httpx.AsyncClient(
             base_url=self.base_url, timeout=httpx.Timeout(backend.timeout_s), trust_env=False
         )
@@ -66,7 +67,10 @@ class OllamaBackend:
     async def generate(self, messages: list[dict[str, str]], options: GenerationOptions) -> Generation:
         """Stream one chat answer; transient failures are retried up to backend.max_retries."""
         body = self.request_body(messages, options)
-        return await with_retries(lambda: self._chat_once(body), max_retries=self.max_retries, backoff_s=self.backoff_s)
+        return await with_retries(
+            lambda: self._chat_once(body), max_retries=self.max_retries, backoff_s=self.backoff_s,
+            try_s=self.try_s, total_s=self.total_s, what=f"Ollama POST {self.base_url}/api/chat",
+        )  # fmt: skip
 
     async def _chat_once(self, body: dict[str, Any]) -> Generation:
         start = time.perf_counter()
@@ -151,7 +155,10 @@ class OllamaBackend:
         return data if isinstance(data, dict) else {}
 
     async def describe(self) -> dict[str, str]:
-        """Server version and the model's digest; fails (model_missing, unreachable) if unusable."""
+        """Server version and the model's digest; fails (model_missing, unreachable, timeout) if unusable."""
+        return await within(self._describe, self.try_s, f"Ollama at {self.base_url}")
+
+    async def _describe(self) -> dict[str, str]:
         version = await self._request("GET", "/api/version")
         show = await self._request("POST", "/api/show", json={"model": self.model_id})
         tags = await self._request("GET", "/api/tags")

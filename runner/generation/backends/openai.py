@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import time
@@ -12,11 +14,31 @@ import httpx
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions, chat_completion_body
 from runner.generation.backends.http_errors import error_detail, json_body, status_error, transport_error
-from runner.generation.backends.retry import with_retries
+from runner.generation.backends.retry import with_retries, within
 
 DEFAULT_BASE_URL = "http://127.0.0.1:8000/v1"
 UNREACHABLE_HINT = "is the OpenAI-compatible server running? start it or set backend.base_url"
 _MODEL_NOT_FOUND = re.compile(r"model.*(not found|does not exist)", re.IGNORECASE)
+DIGEST_FIELDS = ("digest", "sha256", "hash", "fingerprint")
+VOLATILE_FIELDS = ("permission",)  # vLLM makes up fresh ids and times in it on every call
+CLOCK_SLACK_S = 300
+
+
+def models_entry_digest(entry: dict[str, Any], now: float | None = None) -> str:
+    """The model's fingerprint from its /models entry: a digest the server offers, else a hash of the entry.
+
+    `created` counts unless it is the server's current time (vLLM and llama.cpp's server report the time
+    of the request there, Ollama the time the weights were pulled).
+    """
+    for name in DIGEST_FIELDS:
+        if entry.get(name):
+            return str(entry[name])
+    stable = {k: v for k, v in entry.items() if k not in VOLATILE_FIELDS}
+    created = stable.get("created")
+    if isinstance(created, int | float) and abs(created - (now if now is not None else time.time())) < CLOCK_SLACK_S:
+        del stable["created"]
+    canonical = json.dumps(stable, sort_keys=True, default=str)
+    return "models-entry-sha256:" + hashlib.sha256(canonical.encode()).hexdigest()
 
 
 class OpenAIBackend:
@@ -27,6 +49,7 @@ class OpenAIBackend:
         self.model_id = model.id
         self.max_retries = backend.max_retries
         self.backoff_s = backend.retry_backoff_s
+        self.try_s, self.total_s = backend.request_timeout_s, backend.retry_total_s
         self._server_header = ""
         headers = {}
         key = os.environ.get(backend.api_key_env, "") if backend.api_key_env else ""
@@ -44,8 +67,9 @@ class OpenAIBackend:
         """One chat completion; transient failures are retried up to backend.max_retries."""
         body = self.request_body(messages, options)
         return await with_retries(
-            lambda: self._complete_once(body), max_retries=self.max_retries, backoff_s=self.backoff_s
-        )
+            lambda: self._complete_once(body), max_retries=self.max_retries, backoff_s=self.backoff_s,
+            try_s=self.try_s, total_s=self.total_s, what=f"POST {self.base_url}/chat/completions",
+        )  # fmt: skip
 
     async def _complete_once(self, body: dict[str, Any]) -> Generation:
         start = time.perf_counter()
@@ -91,17 +115,23 @@ class OpenAIBackend:
         )
 
     async def describe(self) -> dict[str, str]:
-        """Checks that the server lists model.id under /models; model_missing names the ids it has."""
-        data = await self._request("GET", "/models")
-        ids = [str(entry.get("id")) for entry in data.get("data") or [] if isinstance(entry, dict)]
-        if self.model_id not in ids:
-            available = ", ".join(ids) if ids else "none"
+        """Checks that the server lists model.id under /models; model_missing names the ids it has.
+
+        The identity holds the base URL and a fingerprint of the model's /models entry, so two servers that
+        serve the same model id, or new weights behind an old name, never share cached generations.
+        """
+        what = f"GET {self.base_url}/models"
+        data = await within(lambda: self._request("GET", "/models"), self.try_s, what)
+        entries = {str(entry.get("id")): entry for entry in data.get("data") or [] if isinstance(entry, dict)}
+        if self.model_id not in entries:
+            available = ", ".join(entries) if entries else "none"
             raise self._model_missing(f"the server lists {available}")
         return {
             "backend": "openai",
             "server_version": self._server_header or "unknown",
+            "base_url": self.base_url,
             "model": self.model_id,
-            "model_digest": "unknown",
+            "model_digest": models_entry_digest(entries[self.model_id]),
         }
 
     async def aclose(self) -> None:
