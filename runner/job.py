@@ -102,10 +102,12 @@ def _gold_gate(cfg, tasks: list[Task], pool, limits, cache: Cache, out_dir: Path
         return []
     from runner.gold import gold_check
 
-    key = content_key(HARNESS_VERSION, task_set_hash(tasks), asdict(limits))
+    gate = OmegaConf.to_container(cfg.gate, resolve=True)  # the task set's own gate, profile and mode
+    key = content_key(HARNESS_VERSION, task_set_hash(tasks), asdict(limits), gate)
     rows = cache.get("gold", key)
     if rows is None:
-        rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in gold_check(tasks, pool)]
+        results = gold_check(tasks, pool, cfg.gate)
+        rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in results]
         cache.put("gold", key, rows)
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
     bad = [r for r in rows if r["status"] != "ok"]
@@ -139,6 +141,7 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
         "harness_version": f"{runner.__version__}+h{HARNESS_VERSION}",
         "task_set": cfg.task_set.name,
         "task_set_hash": task_set_hash(tasks),
+        "gate": f"{cfg.gate.name} ({cfg.gate.mode})",
         "backend": identity.get("backend", cfg.backend.name),
         "backend_version": identity.get("server_version", ""),
         "model_id": identity.get("model", cfg.model.id),

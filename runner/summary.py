@@ -23,6 +23,8 @@ def task_rows(records: list[AttemptRecord], audit: dict[str, float] | None = Non
                 "samples": len(finals),
                 "passed_first": sum(r.passed for r in firsts),
                 "passed_repair": sum(r.passed for r in finals),
+                "compliant_first": sum(r.compliant for r in firsts),
+                "compliant_repair": sum(r.compliant for r in finals),
                 "outcome_first": _outcomes(firsts),
                 "outcome_final": _outcomes(finals),
                 "attempts": len(recs),
@@ -42,7 +44,8 @@ def _outcomes(records: list[AttemptRecord]) -> str:
 
 
 def summary_table(cfg, metrics: dict, rows: list[dict]) -> str:
-    """Markdown: per-task outcomes, then the totals first vs after repair with pass@1 and its CI."""
+    """Markdown: per-task outcomes, then the totals first vs after repair with pass@1 and its CI,
+    functional and policy-compliant (passed with no gate violation) side by side."""
     lines = [
         f"## {cfg.model.name} (seed {cfg.seed}) on {cfg.task_set.name}",
         "",
@@ -58,11 +61,26 @@ def summary_table(cfg, metrics: dict, rows: list[dict]) -> str:
     first = sum(r["passed_first"] for r in rows)
     final = sum(r["passed_repair"] for r in rows)
     samples = sum(r["samples"] for r in rows)
-    lines += ["", f"**Passed: {first}/{samples} first attempt, {final}/{samples} after repair.**"]
+    compliant = [sum(r[f"compliant_{stage}"] for r in rows) for stage in ("first", "repair")]
+    lines += [
+        "",
+        f"**Passed: {first}/{samples} first attempt, {final}/{samples} after repair "
+        f"(policy-compliant: {compliant[0]}/{samples}, {compliant[1]}/{samples}; gate mode {cfg.gate.mode}).**",
+    ]
     for stage in ("first", "repair"):
         key = f"pass_at_1_{stage}"
         if key in metrics:
-            low, high = metrics.get(f"{key}_ci_low"), metrics.get(f"{key}_ci_high")
-            ci = f" ({cfg.scoring.ci_level:.0%} CI {low:.3f}–{high:.3f})" if low is not None else ""
-            lines.append(f"pass@1 {stage}: {metrics[key]:.3f}{ci}")
+            compliant_key = f"{key}_compliant"
+            lines.append(
+                f"pass@1 {stage}: {_with_ci(metrics, key, cfg.scoring.ci_level)}; "
+                f"policy-compliant: {_with_ci(metrics, compliant_key, cfg.scoring.ci_level)}"
+            )
     return "\n".join(lines)
+
+
+def _with_ci(metrics: dict, key: str, level: float) -> str:
+    if key not in metrics:
+        return "n/a"
+    low, high = metrics.get(f"{key}_ci_low"), metrics.get(f"{key}_ci_high")
+    ci = f" ({level:.0%} CI {low:.3f}–{high:.3f})" if low is not None else ""
+    return f"{metrics[key]:.3f}{ci}"
