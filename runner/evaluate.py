@@ -197,8 +197,8 @@ def main(argv: list[str]) -> int:
             samples = read_samples(options["samples"], tasks)
         except SampleError as err:
             raise SystemExit(f"error: {err}") from None
-        print(f"task set {cfg.task_set.name}, gate {cfg.gate.name} ({cfg.gate.mode}), suites {', '.join(suites)}, {workers} worker(s)",
-              file=sys.stderr)  # fmt: skip
+        print(f"task set {cfg.task_set.name}, gate {cfg.gate.name} ({cfg.gate.mode} mode), "
+              f"suites {', '.join(suites)}, {workers} worker(s)", file=sys.stderr)  # fmt: skip
         rewrite_suites_ahead({s.task_id: tasks[s.task_id] for s in samples}.values(), suites, until=pool.warm)
         verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, _progress(len(samples)), suites)
     with open(options["out"], "w", encoding="utf-8") as out:

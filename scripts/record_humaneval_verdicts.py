@@ -41,15 +41,30 @@ SAMPLES: list[tuple[int, str | None, str]] = [
     (28, "    return ''.join(strings)\n\n\nprint(concatenate(['a', 'b']))\nprint('done')\n", "top-level prints"),
     (13, "    import math\n    return math.gcd(a, b)\n", "import inside the function"),
     (16, "    from collections import Counter\n    return len(Counter(string.lower()))\n", "from-import inside"),
-    (4, "    import statistics\n    m = statistics.mean(numbers)\n    return statistics.mean(abs(x - m) for x in numbers)\n",
-     "stdlib import inside"),
-    (30, "    return [x for x in l if _positive(x)]\n\n\ndef _positive(x):\n    return x > 0\n", "helper after the function"),
-    (34, "    return _dedup_sorted(l)\n\n\ndef _dedup_sorted(xs):\n    return sorted(set(xs))\n", "helper after the function"),
+    (
+        4,
+        "    import statistics\n    m = statistics.mean(numbers)\n"
+        "    return statistics.mean(abs(x - m) for x in numbers)\n",
+        "stdlib import inside",
+    ),
+    (
+        30,
+        "    return [x for x in l if _positive(x)]\n\n\ndef _positive(x):\n    return x > 0\n",
+        "helper after the function",
+    ),
+    (
+        34,
+        "    return _dedup_sorted(l)\n\n\ndef _dedup_sorted(xs):\n    return sorted(set(xs))\n",
+        "helper after the function",
+    ),
     (53, "    return eval(f'{x} + {y}')\n", "eval in the function"),
     (55, "    a, b = 0, 1\n    for _ in range(n):\n        a, b = b, a + b\n    return a\n", "iterative variant"),
     (12, "    return max(strings, key=len) if strings else None\n", "one-liner variant"),
-    (0, "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n",
-     "one-liner variant"),
+    (
+        0,
+        "    return any(abs(a - b) < threshold for i, a in enumerate(numbers) for b in numbers[i + 1:])\n",
+        "one-liner variant",
+    ),
     (0, "    return False\n", "wrong: constant"),
     (2, "    return int(number)\n", "wrong: integer part"),
     (7, "    return [s for s in strings if s.startswith(substring)]\n", "wrong: prefix instead of substring"),
@@ -72,16 +87,31 @@ SAMPLES: list[tuple[int, str | None, str]] = [
     (23, "    return len(string\n", "syntax error: unclosed parenthesis"),
     (13, "  return a\n    return b\n", "indentation error"),
     (35, "    pass\n", "returns None"),
-    (0, "    return has_close_elements_impl(numbers, threshold)\n\n\n"
+    (
+        0,
+        "    return has_close_elements_impl(numbers, threshold)\n\n\n"
         "def has_close_elements_impl(numbers, threshold):\n"
-        "    s = sorted(numbers)\n    return any(b - a < threshold for a, b in zip(s, s[1:]))\n", "helper with the logic"),
-    (29, "    return list(filter(lambda s: s.startswith(prefix), strings))\n"
-         "\n\ndef filter_by_prefix(strings, prefix):\n    return []\n", "redefines the function wrongly afterwards"),
-    (30, "    return []\n\n\ndef get_positive(l: list):\n    return [e for e in l if e > 0]\n",
-     "redefines the function correctly afterwards"),
+        "    s = sorted(numbers)\n    return any(b - a < threshold for a, b in zip(s, s[1:]))\n",
+        "helper with the logic",
+    ),
+    (
+        29,
+        "    return list(filter(lambda s: s.startswith(prefix), strings))\n"
+        "\n\ndef filter_by_prefix(strings, prefix):\n    return []\n",
+        "redefines the function wrongly afterwards",
+    ),
+    (
+        30,
+        "    return []\n\n\ndef get_positive(l: list):\n    return [e for e in l if e > 0]\n",
+        "redefines the function correctly afterwards",
+    ),
     (162, "    import hashlib\n    return hashlib.md5(text.encode()).hexdigest()\n", "wrong: no None for ''"),
-    (160, "    expression = str(operand[0])\n    for op, n in zip(operator, operand[1:]):\n"
-          "        expression += op + str(n)\n    return int(eval(expression))\n", "eval, int result"),
+    (
+        160,
+        "    expression = str(operand[0])\n    for op, n in zip(operator, operand[1:]):\n"
+        "        expression += op + str(n)\n    return int(eval(expression))\n",
+        "eval, int result",
+    ),
     (52, "    return int(all(x < t for x in l))\n", "returns int for bool (truthy asserts)"),
     (31, "    return n > 1 and all(n % k for k in range(2, int(n ** 0.5) + 1))\n", "one-liner variant"),
     (31, "    return n % 2 == 1\n", "wrong: odd"),

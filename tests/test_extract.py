@@ -114,7 +114,7 @@ def test_one_megabyte_response_is_linear(monkeypatch):
 
 
 # Real answer shapes, as models write them (the HumanEval/0 task; entry point has_close_elements).
-HCE = '''from typing import List
+HCE = """from typing import List
 
 
 def has_close_elements(numbers: List[float], threshold: float) -> bool:
@@ -123,7 +123,7 @@ def has_close_elements(numbers: List[float], threshold: float) -> bool:
             if abs(a - b) < threshold:
                 return True
     return False
-'''
+"""
 HCE_FN = HCE.split("\n\n\n", 1)[1]
 LANGUAGE_LINE = "dropped the line 'python' after the opening fence: a language name, not code"
 
@@ -134,7 +134,11 @@ SHAPES = {
         HCE,
         (LANGUAGE_LINE,),
     ),
-    "untagged-language-line-capitalised": (f"```\nPython\n{HCE}```", HCE, (LANGUAGE_LINE.replace("'python'", "'Python'"),)),
+    "untagged-language-line-capitalised": (
+        f"```\nPython\n{HCE}```",
+        HCE,
+        (LANGUAGE_LINE.replace("'python'", "'Python'"),),
+    ),
     "python3-tag": (f"```python3\n{HCE}```", HCE, ()),
     "py-tag-with-filename": (f"```py title=solution.py\n{HCE}```", HCE, ()),
     "unclosed-final-fence": (f"Here is the code:\n```python\n{HCE}", HCE, ()),
@@ -165,8 +169,8 @@ SHAPES = {
         (),
     ),
     "main-guard-kept": (
-        f"```python\n{HCE}\n\nif __name__ == \"__main__\":\n    import doctest\n    doctest.testmod()\n```",
-        f"{HCE}\n\nif __name__ == \"__main__\":\n    import doctest\n    doctest.testmod()\n",
+        f'```python\n{HCE}\n\nif __name__ == "__main__":\n    import doctest\n    doctest.testmod()\n```',
+        f'{HCE}\n\nif __name__ == "__main__":\n    import doctest\n    doctest.testmod()\n',
         (),
     ),
 }

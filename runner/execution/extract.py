@@ -60,9 +60,9 @@ def strip_thinking(response: str) -> str:
 def _fenced_blocks(text: str) -> list[tuple[str, str]]:
     """(info tag, body) of each fenced block; an unterminated last fence runs to the end.
 
-    A tagged fence inside an open block opens a new block (a fence line is never Python): right after
-    the opener it is a repeated opener (a prefilled ```python the model wrote again), later it means
-    the model forgot to close the block before.
+    A fence right after an opener (nothing between them) opens the block again: a model continuing a
+    pre-filled ```python often writes its own opening fence. A tagged fence later inside an open block
+    opens a new block (a fence line is never Python): the model forgot to close the one before.
     """
     blocks: list[tuple[str, str]] = []
     opener = None
@@ -73,12 +73,13 @@ def _fenced_blocks(text: str) -> list[tuple[str, str]]:
             continue
         body = text[opener.end() + 1 : match.start()]
         same_kind = fence[0] == opener.group("fence")[0]
-        if same_kind and len(fence) >= len(opener.group("fence")) and not info:
+        if same_kind and not body.strip():
+            opener = match  # opened again (a model continuing a pre-filled ```python often opens its own)
+        elif same_kind and len(fence) >= len(opener.group("fence")) and not info:
             blocks.append((opener.group("info").lower(), body))
             opener = None
         elif same_kind and info:
-            if body.strip():
-                blocks.append((opener.group("info").lower(), body))
+            blocks.append((opener.group("info").lower(), body))
             opener = match
     if opener is not None:
         blocks.append((opener.group("info").lower(), text[opener.end() + 1 :]))

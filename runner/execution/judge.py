@@ -144,7 +144,9 @@ def reported_violations(task: Task, code: str, gate: GateConfig) -> tuple[dict, 
     if not reports_only(gate):
         return ()
     entry_points = (task.entry_point, *task.extra_entry_points)
-    return tuple({"rule": v.rule, "line": v.line, "message": v.message} for v in gate_violations(code, gate, entry_points))
+    return tuple(
+        {"rule": v.rule, "line": v.line, "message": v.message} for v in gate_violations(code, gate, entry_points)
+    )
 
 
 def feedback_for_repair(verdict: Verdict, max_chars: int = 2000) -> str:
