@@ -27,6 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.execution.gate import reports_only
 from runner.execution.judge import judge, rewrite_suites_ahead
 from runner.execution.outcome import Verdict
 from runner.gold import compose_config, split_args
@@ -190,6 +191,10 @@ def main(argv: list[str]) -> int:
         cfg = compose_config(overrides := [*overrides, f"gate={cfg.task_set.gate}"])
     if not any(o.startswith("gate.mode=") for o in overrides):  # re-scoring reports violations by default
         cfg = compose_config([*overrides, "gate.mode=report"])
+    try:
+        reports_only(cfg.gate)
+    except ValueError as err:
+        raise SystemExit(f"error: {err}") from None
     workers = int(options.get("workers", cfg.sandbox.workers))
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while samples load
         tasks = {t.id: t for t in load_task_set(cfg.task_set)}

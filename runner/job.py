@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 import runner
 from runner.cache import HARNESS_VERSION, Cache, content_key
+from runner.execution.gate import reports_only
 from runner.execution.sandbox import Limits, WorkerPool
 from runner.experiment import AttemptWriter, Experiment, verdict_key
 from runner.generation.backends import make_backend
@@ -33,6 +34,10 @@ def run_job(cfg, out_dir: Path) -> int:
     """Run one job; returns the exit code (0 trustworthy, 2 finished with unscored or excluded work)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    try:
+        reports_only(cfg.gate)  # an unknown gate.mode stops the job here, in one line
+    except ValueError as exc:
+        raise JobError(str(exc)) from None
     tasks = load_task_set(cfg.task_set)
     if not tasks:
         raise JobError(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.include/limit/created_after")

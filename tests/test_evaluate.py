@@ -99,3 +99,10 @@ def test_suites_option_runs_only_the_requested_suites(tmp_path):
     assert "visible" in tasks[T0].suites  # the task has one; it was not run
     with pytest.raises(SystemExit, match="unknown suite"):
         main([*args, "suites=hiden"])
+
+
+def test_unknown_gate_mode_is_one_line(tmp_path):
+    samples = write(tmp_path / "s.jsonl", [{"task_id": T0, "completion": "    return True\n"}])
+    args = [f"samples={samples}", f"out={tmp_path / 'o.jsonl'}", "task_set=humaneval", "gate.mode=warn"]
+    with pytest.raises(SystemExit, match=r"^error: gate.mode='warn' is not a gate mode; use one of enforce, report$"):
+        main(args)
