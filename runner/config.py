@@ -54,12 +54,17 @@ class SamplingConfig:
     stop: list[str] = field(default_factory=list)
 
 
+GATE_MODES = ("enforce", "report")
+"""`enforce`: a violation is the outcome `policy_rejected`; `report`: the code runs, violations are recorded."""
+
+
 @dataclass
 class GateConfig:
     """AST gate rules (policy, not security: the sandbox is the security boundary)."""
 
     name: str = "builtins_only"
     enabled: bool = True
+    mode: str = "enforce"  # enforce | report (GATE_MODES); conf/config.yaml takes it from task_set.gate_mode
     allowed_imports: list[str] = field(default_factory=list)  # module names; empty = no imports
     allow_classes: bool = False
     allow_global_statements: bool = False
@@ -89,6 +94,7 @@ class TaskSetConfig:
     importer: str = "yaml"  # yaml | humaneval | humanevalplus | humanevalplus_mini | mbppplus | mbpp
     path: str = "tasks/seed10"  # a YAML directory or a dataset file ("" = found/fetched: runner.tasks.datasets)
     gate: str = ""  # gate profile this set needs (imported benchmarks: stdlib); "" = config's gate
+    gate_mode: str = "enforce"  # the gate mode this set is scored in (imported benchmarks: report)
     ids: list[str] = field(default_factory=list)  # task ids; empty = all
     limit: int = 0  # 0 = all
     created_after: str = ""  # ISO date: keep only tasks created after it (contamination guard)
@@ -106,11 +112,19 @@ class TrackingConfig:
 
 @dataclass
 class PromptsConfig:
-    """Prompt templates. Placeholders: {prompt} {signature} {entry_point} {code} {feedback}."""
+    """Prompt templates. Placeholders: {prompt} {raw_prompt} {signature} {entry_point} {code} {feedback}.
 
+    `prefix` pre-fills the start of the answer (a trailing assistant message the model continues; the
+    code is extracted from prefix + continuation). `stop` is added to sampling.stop. An empty `system`
+    sends no system message.
+    """
+
+    name: str = ""
     system: str = MISSING
     task: str = MISSING
     repair: str = MISSING
+    prefix: str = ""
+    stop: list[str] = field(default_factory=list)
 
 
 @dataclass

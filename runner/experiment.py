@@ -16,12 +16,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from runner.cache import Cache, content_key
-from runner.execution.extract import extract_code
+from runner.execution.extract import Extraction, extract
 from runner.execution.judge import feedback_for_repair, repair_allowed
 from runner.execution.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
 from runner.fingerprint import harness_fingerprint
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions
-from runner.generation.prompts import first_messages, repair_messages
+from runner.generation.prompts import answer_text, first_messages, repair_messages
 from runner.progress import Progress
 from runner.records import AttemptRecord
 from runner.tasks.model import Task
@@ -85,7 +85,7 @@ class Experiment:
             seed=seed,
             num_ctx=m.num_ctx,
             num_predict=s.num_predict,
-            stop=tuple(s.stop),
+            stop=(*s.stop, *getattr(self.cfg.prompts, "stop", ())),  # the prompt set's own stop sequences
             think=m.think,
             keep_alive=b.keep_alive if b.name == "ollama" else None,
         )
@@ -117,10 +117,11 @@ class Experiment:
             if self.excluded is not None and task.id in await self.excluded:
                 self._progress.advance(False)
                 return
-            code = extract_code(generation.text, task.entry_point)
+            extraction = extract(answer_text(messages, generation.text), task.entry_point)
+            code = extraction.code
             verdict = await self._judge(task, code)
             final = attempt == budget or not repair_allowed(verdict)
-            self.writer.write(_record(base, generation, code, verdict, final))
+            self.writer.write(_record(base, generation, extraction, verdict, final))
             if final:
                 self._progress.advance(verdict.passed)
                 return
@@ -157,7 +158,7 @@ def verdict_key(task: Task, code: str | None, gate: dict, limits: dict) -> str:
     return content_key(harness_fingerprint(), task.content_hash(), code, gate, limits)
 
 
-def _record(base: dict, generation: Generation, code: str | None, verdict: Verdict, final: bool) -> AttemptRecord:
+def _record(base: dict, generation: Generation, extraction: Extraction, verdict: Verdict, final: bool) -> AttemptRecord:
     tests = {
         name: [{"name": t.name, "status": t.status, "message": t.message} for t in suite.tests]
         for name, suite in verdict.suites.items()
@@ -165,7 +166,7 @@ def _record(base: dict, generation: Generation, code: str | None, verdict: Verdi
     return AttemptRecord(
         **base,
         response=generation.text,
-        code=code,
+        code=extraction.code,
         outcome=verdict.outcome.value,
         final=final,
         suites=verdict.suite_passed(),
@@ -178,4 +179,6 @@ def _record(base: dict, generation: Generation, code: str | None, verdict: Verdi
         completion_tokens=generation.completion_tokens,
         generation_s=round(generation.duration_s, 4),
         test_s=round(verdict.duration_s, 4),
+        violations=[dict(v) for v in verdict.violations],
+        extraction=list(extraction.changes),
     )

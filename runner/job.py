@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 import runner
 from runner.cache import Cache, content_key
+from runner.execution.gate import reports_only
 from runner.execution.sandbox import Limits, WorkerPool
 from runner.experiment import AttemptWriter, Experiment, verdict_key
 from runner.fingerprint import harness_fingerprint
@@ -34,6 +35,10 @@ def run_job(cfg, out_dir: Path) -> int:
     """Run one job; returns the exit code (0 trustworthy, 2 finished with unscored or excluded work)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
+    try:
+        reports_only(cfg.gate)  # an unknown gate.mode stops the job here, in one line
+    except ValueError as exc:
+        raise JobError(str(exc)) from None
     tasks = load_task_set(cfg.task_set)
     if not tasks:
         raise JobError(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.ids/limit/created_after")
@@ -103,10 +108,12 @@ def _gold_gate(cfg, tasks: list[Task], pool, limits, cache: Cache, out_dir: Path
         return []
     from runner.gold import gold_check
 
-    key = content_key(harness_fingerprint(), task_set_hash(tasks), asdict(limits))
+    gate = OmegaConf.to_container(cfg.gate, resolve=True)  # the task set's own gate, profile and mode
+    key = content_key(harness_fingerprint(), task_set_hash(tasks), asdict(limits), gate)
     rows = cache.get("gold", key)
     if rows is None:
-        rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in gold_check(tasks, pool)]
+        results = gold_check(tasks, pool, cfg.gate)
+        rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in results]
         cache.put("gold", key, rows)
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
     bad = [r for r in rows if r["status"] != "ok"]
@@ -119,7 +126,7 @@ def _gold_gate(cfg, tasks: list[Task], pool, limits, cache: Cache, out_dir: Path
 
 
 def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identity, isolation, cache) -> int:
-    from runner.scoring import EVALPLUS_LEVELS, SUITE_LEVELS, summarize
+    from runner.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize
     from runner.summary import summary_table, task_rows
 
     started = time.perf_counter()
@@ -129,7 +136,7 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
         ci_level=cfg.scoring.ci_level,
         resamples=cfg.scoring.bootstrap_resamples,
         seed=cfg.scoring.bootstrap_seed,
-        levels=(*SUITE_LEVELS, *(EVALPLUS_LEVELS if cfg.task_set.importer in EVALPLUS_IMPORTERS else ())),
+        levels=(*DEFAULT_LEVELS, *(EVALPLUS_LEVELS if cfg.task_set.importer in EVALPLUS_IMPORTERS else ())),
     )
     metrics["generations_cached"] = float(cache.hits_by_namespace.get("generation", 0))  # a resumed run's hits
     audit = _audit_scores(cfg.task_set.name)
@@ -142,6 +149,7 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
         "harness_version": f"{runner.__version__}+h{harness_fingerprint()[:12]}",
         "task_set": cfg.task_set.name,
         "task_set_hash": task_set_hash(tasks),
+        "gate": f"{cfg.gate.name} ({cfg.gate.mode})",
         "backend": identity.get("backend", cfg.backend.name),
         "backend_version": identity.get("server_version", ""),
         "model_id": identity.get("model", cfg.model.id),

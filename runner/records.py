@@ -19,7 +19,10 @@ class AttemptRecord:
     `suites` maps each suite that ran to whether it passed; `tests` maps a suite to its per-test
     results (`name`, `status`, `message`). `final` marks the last attempt of a sample, whose outcome
     is the sample's outcome after repair. Unscored outcomes (`backend_error`, `harness_error`) are
-    recorded like any other and excluded by scoring.
+    recorded like any other and excluded by scoring. `violations` lists the gate's findings
+    (`rule`, `line`, `message`) in report mode, where the outcome stays the functional one.
+    `extraction` says what code extraction changed or dropped in the answer's code block (empty: taken
+    as written).
     """
 
     task_id: str
@@ -43,10 +46,17 @@ class AttemptRecord:
     completion_tokens: int = 0
     generation_s: float = 0.0
     test_s: float = 0.0
+    violations: list[dict[str, Any]] = field(default_factory=list)
+    extraction: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
         return self.outcome == "passed"
+
+    @property
+    def compliant(self) -> bool:
+        """Passed without breaking any gate rule (policy-compliant pass)."""
+        return self.passed and not self.violations
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)

@@ -122,8 +122,9 @@ def _run_table(jobs: list[Job]) -> list[str]:
     level = round(100 * jobs[0].ci_level)
     lines = [
         f"| model | seed | tasks | samples | pass@1 first % [{level}% CI] | pass@1 after repair % "
-        f"[{level}% CI] | repair fixed/attempted | gate rejects (first) | unscored | final outcomes |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        f"[{level}% CI] | repair fixed/attempted | gate rejects (first) | unscored | final outcomes "
+        "| policy-compliant pass@1 first / after repair % |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for j in jobs:
         m = j.metrics
@@ -133,7 +134,8 @@ def _run_table(jobs: list[Job]) -> list[str]:
             f"| {j.model} | {j.seed} | {tasks} | {int(m['samples'])} | "
             f"{_with_ci(m, 'pass_at_1_first')} | {_with_ci(m, 'pass_at_1_repair')} | "
             f"{int(m['repair_fixed'])}/{int(m['repair_attempted'])} | {int(m['gate_rejections_first'])} | "
-            f"{int(m['unscored_samples'])} | {_outcome_breakdown(m, 'repair')} |"
+            f"{int(m['unscored_samples'])} | {_outcome_breakdown(m, 'repair')} | "
+            f"{_pct(m.get('pass_at_1_first_compliant'))} / {_pct(m.get('pass_at_1_repair_compliant'))} |"
         )
     return lines
 

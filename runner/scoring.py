@@ -40,7 +40,12 @@ EVALPLUS_LEVELS: dict[str, tuple[str, ...]] = {
 """EvalPlus's scores, for the EvalPlus task sets: `base` = the original tests (the hidden suite) passed,
 `base_plus` (EvalPlus's "base+plus") = those and the plus inputs (the properties suite) passed."""
 
-LEVELS = {**SUITE_LEVELS, **EVALPLUS_LEVELS}
+COMPLIANT = "compliant"
+"""The strictest level: `all` passed and the gate found no violation (policy-compliant pass@k)."""
+
+LEVELS = {**SUITE_LEVELS, **EVALPLUS_LEVELS, COMPLIANT: None}
+DEFAULT_LEVELS = (*SUITE_LEVELS, COMPLIANT)
+"""The levels every job scores; the EvalPlus task sets add EVALPLUS_LEVELS."""
 
 OUTCOMES = tuple(o.value for o in Outcome)
 UNSCORED = frozenset(o.value for o in Outcome if not o.scored)
@@ -109,9 +114,12 @@ def is_scored(record: AttemptRecord | None) -> bool:
 def passed_at_level(record: AttemptRecord, level: str = "all") -> bool:
     """Whether the record passed the suites of `level` (see SUITE_LEVELS and EVALPLUS_LEVELS).
 
-    `all` means the attempt's outcome is `passed`. A lower level passes when every one of its suites
-    that ran passed and at least one of them ran; an attempt stopped before any suite ran fails.
+    `all` means the attempt's outcome is `passed`; `compliant` that it passed with no gate violation.
+    A lower level passes when every one of its suites that ran passed and at least one of them ran;
+    an attempt stopped before any suite ran fails.
     """
+    if level == COMPLIANT:
+        return record.compliant
     suites = LEVELS[level]
     if record.outcome == Outcome.PASSED.value or suites is None:
         return record.outcome == Outcome.PASSED.value
@@ -169,6 +177,8 @@ def _outcome_metrics(samples: Sequence[Sample], stage: str) -> dict[str, float]:
         if present:  # rates are over every sample with a record for the stage, unscored included
             out[f"outcome_{stage}_{name}_rate"] = counts.get(name, 0) / len(present)
     out[f"gate_rejections_{stage}"] = float(counts.get(Outcome.POLICY_REJECTED.value, 0))
+    out[f"gate_violations_reported_{stage}"] = float(sum(bool(r.violations) for r in present))
+    out[f"extraction_changed_{stage}"] = float(sum(bool(r.extraction) for r in present))
     out[f"test_failures_{stage}"] = float(counts.get(Outcome.FAILED.value, 0))
     out[f"unscored_samples_{stage}"] = float(sum(counts.get(u, 0) for u in UNSCORED))
     return out
@@ -211,15 +221,18 @@ def summarize(
     ci_level: float = 0.95,
     resamples: int = 2000,
     seed: int = 0,
-    levels: Sequence[str] = tuple(SUITE_LEVELS),
+    levels: Sequence[str] = DEFAULT_LEVELS,
 ) -> dict[str, float]:
     """Flat metrics of one run, every name a valid MLflow metric key.
 
     For each k, stage (first, repair) and suite level: `pass_at_<k>_<stage>_<level>` with `_ci_low`
     / `_ci_high` (bootstrap over tasks) and `_tasks` (tasks with >= k scored samples, which are the
     ones averaged); `pass_at_<k>_<stage>` is the `all` level. A k no task has enough samples for is
-    left out (see `scoring_notes`). `levels` names the suite levels scored (of LEVELS; the EvalPlus
-    task sets add EVALPLUS_LEVELS). Also per-outcome counts and rates per stage, repair success,
+    left out (see `scoring_notes`). `levels` names the levels scored (of LEVELS; the EvalPlus task sets
+    add EVALPLUS_LEVELS). The `compliant` level (`pass_at_<k>_<stage>_compliant`) is the
+    policy-compliant pass@k: passed with no gate violation (equal to `all` in enforce mode). Also
+    attempts whose violations were only reported, attempts whose extraction changed the code block,
+    per-outcome counts and rates per stage, repair success,
     gate rejections apart from test failures, unscored/incomplete samples, and generation means.
     """
     records = list(records)

@@ -26,6 +26,8 @@ def task_rows(records: list[AttemptRecord], audit: dict[str, float] | None = Non
                 "passed_repair": sum(r.passed for r in finals),
                 "scored_first": sum(is_scored(r) for r in firsts),
                 "scored_repair": sum(is_scored(r) for r in finals),
+                "compliant_first": sum(r.compliant for r in firsts),
+                "compliant_repair": sum(r.compliant for r in finals),
                 "outcome_first": _outcomes(firsts),
                 "outcome_final": _outcomes(finals),
                 "attempts": len(recs),
@@ -45,7 +47,8 @@ def _outcomes(records: list[AttemptRecord]) -> str:
 
 
 def summary_table(cfg, metrics: dict, rows: list[dict]) -> str:
-    """Markdown: per-task outcomes, then the totals first vs after repair with pass@1 and its CI.
+    """Markdown: per-task outcomes, then the totals first vs after repair with pass@1 and its CI,
+    functional and policy-compliant (passed with no gate violation) side by side.
 
     Pass counts are over scored samples only; the headline names the unscored ones (backend or harness
     errors) apart, as pass@1 excludes them.
@@ -64,17 +67,33 @@ def summary_table(cfg, metrics: dict, rows: list[dict]) -> str:
         )
     first, final = sum(r["passed_first"] for r in rows), sum(r["passed_repair"] for r in rows)
     scored_first, scored_repair = sum(r["scored_first"] for r in rows), sum(r["scored_repair"] for r in rows)
-    headline = f"**Passed: {first}/{scored_first} first attempt, {final}/{scored_repair} after repair.**"
+    compliant_first, compliant_repair = (sum(r[f"compliant_{stage}"] for r in rows) for stage in ("first", "repair"))
+    headline = (
+        f"**Passed: {first}/{scored_first} first attempt, {final}/{scored_repair} after repair "
+        f"(policy-compliant: {compliant_first}/{scored_first}, {compliant_repair}/{scored_repair}; "
+        f"gate mode {cfg.gate.mode}).**"
+    )
     unscored = {u: int(metrics.get(f"outcome_repair_{u}_count", 0)) for u in sorted(UNSCORED)}
     if any(unscored.values()):
         counts = ", ".join(f"{k}×{v}" for k, v in unscored.items() if v)
         headline += f" Not scored: {sum(unscored.values())} sample(s) ({counts})."
     lines += ["", headline]
     for stage in ("first", "repair"):
-        for level, name in (("", "pass@1"), ("_base", "base pass@1"), ("_base_plus", "base+plus pass@1")):
-            key = f"pass_at_1_{stage}{level}"  # base levels: EvalPlus task sets only (runner.scoring.EVALPLUS_LEVELS)
-            if key in metrics:
-                low, high = metrics.get(f"{key}_ci_low"), metrics.get(f"{key}_ci_high")
-                ci = f" ({cfg.scoring.ci_level:.0%} CI {low:.3f}–{high:.3f})" if low is not None else ""
-                lines.append(f"{name} {stage}: {metrics[key]:.3f}{ci}")
+        key = f"pass_at_1_{stage}"
+        if key in metrics:
+            lines.append(
+                f"pass@1 {stage}: {_with_ci(metrics, key, cfg.scoring.ci_level)}; "
+                f"policy-compliant: {_with_ci(metrics, key + '_compliant', cfg.scoring.ci_level)}"
+            )
+        for level, name in (("_base", "base pass@1"), ("_base_plus", "base+plus pass@1")):
+            if key + level in metrics:  # EvalPlus task sets only (runner.scoring.EVALPLUS_LEVELS)
+                lines.append(f"{name} {stage}: {_with_ci(metrics, key + level, cfg.scoring.ci_level)}")
     return "\n".join(lines)
+
+
+def _with_ci(metrics: dict, key: str, level: float) -> str:
+    if key not in metrics:
+        return "n/a"
+    low, high = metrics.get(f"{key}_ci_low"), metrics.get(f"{key}_ci_high")
+    ci = f" ({level:.0%} CI {low:.3f}–{high:.3f})" if low is not None else ""
+    return f"{metrics[key]:.3f}{ci}"

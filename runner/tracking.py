@@ -146,6 +146,10 @@ def format_test_log(record: AttemptRecord) -> str:
     lines = [f"outcome: {record.outcome}"]
     if record.rule:
         lines.append(f"rule: {record.rule}" + (f" (line {record.line})" if record.line else ""))
+    for v in record.violations:
+        lines.append(f"gate violation (reported, not enforced): rule {v['rule']} at line {v['line']}: {v['message']}")
+    for note in record.extraction:
+        lines.append(f"extraction: {note}")
     for suite, ok in record.suites.items():
         lines.append(f"suite {suite}: {'passed' if ok else 'FAILED'}")
         for t in record.tests.get(suite, []):

@@ -142,3 +142,18 @@ def test_prompt_longer_than_context_is_bad_request(smollm2):
         asyncio.run(smollm2.generate(long, GenerationOptions(seed=42, num_ctx=128, num_predict=8)))
     assert info.value.kind == "bad_request" and not info.value.transient
     assert "context" in str(info.value)
+
+
+@pytest.mark.slow
+def test_a_prefilled_answer_is_continued(smollm2):
+    from runner.execution.extract import extract
+    from runner.generation.prompts import answer_prefix, answer_text
+
+    prefix = "Here is the code:\n```python\ndef add(a, b):\n    return"
+    messages = [*MESSAGES, {"role": "assistant", "content": prefix}]
+    generation = asyncio.run(smollm2.generate(messages, OPTIONS))
+    answer = answer_text(messages, generation.text)
+    assert answer_prefix(messages) == prefix and answer.startswith(prefix)
+    assert answer.count(prefix) == 1  # llama.cpp echoes the prefill; it is not put in front twice
+    assert generation.prompt_tokens > asyncio.run(smollm2.generate(MESSAGES, OPTIONS)).prompt_tokens
+    assert extract(answer, "add").code.startswith("def add(a, b):\n    return")

@@ -82,28 +82,35 @@ def test_cli_scores_both_formats_in_input_order(tmp_path, capsys):
         {"task_id": T1, "solution": by_id[T1].reference, "key": 7, "passed": "theirs"},  # EvalPlus format, correct
         {"task_id": T0, "completion": "    return True\n"},  # human-eval format, wrong
         {"task_id": T0, "completion": canonical_0},  # human-eval format, correct
-        {"task_id": T0, "solution": "import os\n" + by_id[T0].reference},  # rejected by the stdlib gate
+        {"task_id": T0, "solution": "import os\n" + by_id[T0].reference},  # breaks the stdlib gate's no-import
     ]
     samples, out = write(tmp_path / "s.jsonl", rows), tmp_path / "out.jsonl"
     args = [f"samples={samples}", f"out={out}", "task_set=humaneval", f"task_set.ids=[{T0},{T1}]"]
     assert main([*args, "workers=2"]) == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [(r["task_id"], r["completion_id"]) for r in lines] == [(T1, 0), (T0, 0), (T0, 1), (T0, 2)]
-    assert [r["outcome"] for r in lines] == ["passed", "failed", "passed", "policy_rejected"]
-    assert [r["passed"] for r in lines] == [True, False, True, False]
+    # report mode (the default): the import is recorded, the outcome is the functional one
+    assert [r["outcome"] for r in lines] == ["passed", "failed", "passed", "passed"]
+    assert [r["passed"] for r in lines] == [True, False, True, True]
+    assert [r["compliant"] for r in lines] == [True, False, True, False]
     assert lines[1]["visible"] is False and lines[1]["hidden"] is False and "properties" not in lines[1]
     assert lines[2]["visible"] is True and lines[2]["hidden"] is True
-    assert lines[3]["rule"] == "no-import"
+    assert [v["rule"] for v in lines[3]["violations"]] == ["no-import"] and lines[3]["rule"] is None
     assert lines[0]["key"] == 7 and lines[0]["input_passed"] == "theirs" and lines[0]["passed"] is True
     assert lines[0]["solution"] == by_id[T1].reference and lines[1]["completion"] == "    return True\n"
     failing = [TestResult(**t) for t in lines[1]["tests"]["hidden"]]
     assert failing and failing[0].name == "test_check" and failing[0].status == "failed"
     assert {t["status"] for t in lines[2]["tests"]["visible"]} == {"passed"}
     printed = capsys.readouterr().out
-    assert "pass@1" in printed and "policy_rejected" in printed
-    # gate=off admits the import: the same sample now passes
+    assert "pass@1                0.8333   policy-compliant pass@1 0.6667" in printed
+    # enforce mode: the violation is the outcome and the code never runs
+    assert main([*args, "gate.mode=enforce"]) == 0
+    enforced = json.loads(out.read_text().splitlines()[3])
+    assert enforced["outcome"] == "policy_rejected" and enforced["rule"] == "no-import"
+    assert "visible" not in enforced or enforced["visible"] is False
+    # gate=off admits the import: no violation at all
     assert main([*args, "gate=off"]) == 0
-    assert json.loads(out.read_text().splitlines()[3])["outcome"] == "passed"
+    assert json.loads(out.read_text().splitlines()[3])["compliant"] is True
 
 
 def test_suites_option_runs_only_the_requested_suites(tmp_path):
@@ -117,3 +124,10 @@ def test_suites_option_runs_only_the_requested_suites(tmp_path):
     assert "visible" in tasks[T0].suites  # the task has one; it was not run
     with pytest.raises(UsageError, match="unknown suite"):
         main([*args, "suites=hiden"])
+
+
+def test_unknown_gate_mode_is_one_line(tmp_path):
+    samples = write(tmp_path / "s.jsonl", [{"task_id": T0, "completion": "    return True\n"}])
+    args = [f"samples={samples}", f"out={tmp_path / 'o.jsonl'}", "task_set=humaneval", "gate.mode=warn"]
+    with pytest.raises(SystemExit, match=r"^error: gate.mode='warn' is not a gate mode; use one of enforce, report$"):
+        main(args)

@@ -108,3 +108,30 @@ def test_sample_seeds_start_at_the_job_seed_and_differ():
     assert sample_seed(42, 0) == 42
     seeds = {sample_seed(42, i) for i in range(50)}
     assert len(seeds) == 50 and sample_seed(1, 3) != sample_seed(2, 3)
+
+
+class PrefillBackend:
+    """Continues a pre-filled answer the way a model given EvalPlus's prompt does: a language line first."""
+
+    def __init__(self) -> None:
+        self.calls: list[list[dict]] = []
+
+    async def generate(self, messages, options):
+        self.calls.append(messages)
+        return Generation(text="```\npython\ndef add(a, b):\n    return a + b\n```", finish_reason="stop",
+                          prompt_tokens=10, completion_tokens=5, duration_s=0.01, raw={})  # fmt: skip
+
+
+def test_prompt_set_prefix_is_sent_and_extraction_changes_are_recorded(tmp_path):
+    backend = PrefillBackend()
+    records = asyncio.run(_experiment(tmp_path, backend, overrides=["prompts=evalplus"]).run(_tasks()[:1]))
+    assert backend.calls[0][-1]["role"] == "assistant" and backend.calls[0][-1]["content"].endswith("```python\n")
+    (record,) = records
+    assert record.outcome == "passed" and record.code == "def add(a, b):\n    return a + b\n"
+    assert record.extraction == ["dropped the line 'python' after the opening fence: a language name, not code"]
+    assert read_attempts(tmp_path / "attempts.jsonl")[0].extraction == record.extraction
+
+
+def test_prompt_set_stop_sequences_reach_the_backend(tmp_path):
+    experiment = _experiment(tmp_path, ScriptedBackend(), overrides=["prompts=completion"])
+    assert "\ndef " in experiment._options(0).stop

@@ -5,11 +5,13 @@ import time
 
 import pytest
 
+from runner.config import GateConfig
 from runner.execution.outcome import Outcome, SuiteResult, Verdict
 from runner.execution.outcome import TestResult as Result
 from runner.gold import classify, gold_check, main, pip_name
 from runner.tasks.importers import load_humaneval
 from runner.tasks.model import Task
+from tests.conftest import compose_config
 
 REFERENCE = "def inc(x):\n    return x + 1\n"
 
@@ -68,10 +70,29 @@ def test_gold_statuses(pool):
     assert results["slow"].status == "timeout"
 
 
+STDLIB = GateConfig(name="stdlib", allowed_imports=["math"], allow_classes=True, allow_extra_top_level=True)
+
+
+def test_gold_applies_the_task_sets_gate_in_its_mode(pool):
+    evaluating = task("evaluating", "def inc(x):\n    return eval('x + 1')\n")
+    enforced = gold_check([evaluating, task("ok")], pool, STDLIB)
+    assert [r.status for r in enforced] == ["policy_rejected", "ok"]  # its own gate rejects it: never gold ok
+    assert "forbidden-call" in enforced[0].detail
+    reported = gold_check([evaluating], pool, GateConfig(**{**STDLIB.__dict__, "mode": "report"}))
+    assert reported[0].ok and "gate violations (reported only): rule forbidden-call at line 2" in reported[0].detail
+
+
+def test_humaneval_160_is_rejected_by_its_gate_in_enforce_mode(pool):
+    tasks = [t for t in load_humaneval() if t.id == "HumanEval/160"]
+    cfg = compose_config(["task_set=humaneval", "gate.mode=enforce"])
+    assert [r.status for r in gold_check(tasks, pool, cfg.gate)] == ["policy_rejected"]
+
+
 def test_all_humaneval_references_pass_gold(pool):
     tasks = load_humaneval()
+    gate = compose_config(["task_set=humaneval"]).gate  # the gate the task set uses: stdlib, report mode
     start = time.monotonic()
-    results = gold_check(tasks, pool)
+    results = gold_check(tasks, pool, gate)
     elapsed = time.monotonic() - start
     bad = [(r.task_id, r.status, r.detail[:200]) for r in results if not r.ok]
     assert len(results) == 164 and not bad, bad

@@ -59,6 +59,7 @@ def test_report_table_numbers_and_figures(sweep, capsys):
     assert beta[2] == "10 (9 scored)" and beta[4].startswith("44.4 [") and beta[5].startswith("44.4 [")
     assert beta[8] == "1"
     assert "passed 8" in alpha[9] and "timeout 1" in alpha[9] and "harness_error 1" in beta[9]
+    assert alpha[10] == "60.0 / 80.0"  # policy-compliant: no violation was reported, so equal to pass@1
 
     data = json.loads((sweep / "report.json").read_text())
     repair = next(c for c in data["comparisons"] if c["stage"] == "repair")

@@ -26,7 +26,7 @@ def _command(server: FakeOpenAI, tmp: Path, *extra: str, sweep: bool = False) ->
     return [
         sys.executable, "-m", "runner", *(["-m"] if sweep else []), "backend=openai",
         f"backend.base_url={server.url}/v1", "model.id=coder",
-        "task_set.include=[is_palindrome,two_sum]", f"task_set.path={ROOT}/tasks/seed10", "tracking=off",
+        "task_set.ids=[is_palindrome,two_sum]", f"task_set.path={ROOT}/tasks/seed10", "tracking=off",
         "gold.enabled=false", "sandbox.workers=1", "repair.max_attempts=0", "progress=false",
         f"cache_dir={tmp}/cache", *extra,
     ]  # fmt: skip

@@ -4,6 +4,9 @@ The gate is policy, not security (the sandbox is the boundary). Each rule has a 
 rejection names the rule and the line: "rule no-import at line 3: `import os` is not allowed; ...".
 Rules: no-import, no-relative-import, no-class, no-global, only-entry-points, no-top-level-code,
 forbidden-call, no-dunder-attribute. Syntax errors are the caller's to find first (ast.parse).
+
+Two modes (`gate.mode`): `enforce` makes the first violation the outcome `policy_rejected` and the code
+never runs; `report` runs the code anyway and records every violation beside the functional outcome.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from runner.config import GateConfig
+from runner.config import GATE_MODES, GateConfig
 
 _BUILTINS_MODULES = frozenset({"builtins", "__builtins__"})
 _SAFE_DUNDER_NAMES = frozenset({"__name__"})
@@ -150,16 +153,32 @@ def _plain(gate) -> GateConfig:
     return found[1]
 
 
-def check_gate(code: str, gate: GateConfig, entry_points: tuple[str, ...]) -> GateViolation | None:
-    """The first violation (in source order) of the gate's rules by `code`, or None if it passes.
+def gate_violations(code: str, gate: GateConfig, entry_points: tuple[str, ...]) -> list[GateViolation]:
+    """Every violation of the gate's rules by `code`, in source order (empty if it passes).
 
     `code` must parse (raises SyntaxError otherwise). `gate.enabled = False` disables every rule.
     """
     gate = _plain(gate)
     if not gate.enabled:
-        return None
+        return []
     tree = ast.parse(code)
     checker = _Checker(gate)
     checker.visit(tree)
-    found = checker.found + _check_top_level(tree, gate, entry_points)
-    return min(found, key=lambda v: v.line) if found else None
+    return sorted(checker.found + _check_top_level(tree, gate, entry_points), key=lambda v: v.line)
+
+
+def check_gate(code: str, gate: GateConfig, entry_points: tuple[str, ...]) -> GateViolation | None:
+    """The first violation (in source order) of the gate's rules by `code`, or None if it passes."""
+    found = gate_violations(code, gate, entry_points)
+    return found[0] if found else None
+
+
+def reports_only(gate) -> bool:
+    """True in `report` mode (violations are recorded, the candidate runs); False in `enforce` mode.
+
+    Raises ValueError naming the setting for any other mode.
+    """
+    mode = _plain(gate).mode
+    if mode not in GATE_MODES:
+        raise ValueError(f"gate.mode={mode!r} is not a gate mode; use one of {', '.join(GATE_MODES)}")
+    return mode == "report"

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from runner.config import GateConfig
 from runner.execution import compile_cache
-from runner.execution.gate import check_gate
+from runner.execution.gate import check_gate, gate_violations, reports_only
 from runner.execution.outcome import Outcome, SuiteResult, Verdict
 from runner.execution.signature import check_signature
 from runner.execution.suite_module import build_suite_module, guard_source, suite_file_name
@@ -89,7 +89,10 @@ def overall_outcome(results: dict[str, SuiteResult], expected: tuple[str, ...]) 
 
 
 def precheck(task: Task, code: str | None, gate: GateConfig) -> Verdict | None:
-    """The verdict found before running anything (no code, syntax, signature, gate), or None."""
+    """The verdict found before running anything (no code, syntax, signature, gate), or None.
+
+    In report mode the gate decides nothing here: `judge` records its violations beside the outcome.
+    """
     if code is None or not code.strip():
         return Verdict(Outcome.NO_CODE, detail="no code found in the response")
     try:
@@ -105,7 +108,7 @@ def precheck(task: Task, code: str | None, gate: GateConfig) -> Verdict | None:
         problem = check_signature(code, name, signature, task.reference)
         if problem is not None:
             return Verdict(Outcome.SIGNATURE_MISMATCH, detail=problem)
-    violation = check_gate(code, gate, entry_points)
+    violation = None if reports_only(gate) else check_gate(code, gate, entry_points)
     if violation is not None:
         return Verdict(Outcome.POLICY_REJECTED, detail=str(violation), rule=violation.rule, line=violation.line)
     return None
@@ -132,7 +135,18 @@ def judge(
     else:
         detail = "\n".join(_suite_text(r) for r in ran.values() if not r.passed)
     isolation = dict(result.isolation or getattr(pool, "isolation", {}) or {})
-    return Verdict(outcome, suites=ran, detail=detail, isolation=isolation, duration_s=result.duration_s)
+    violations = reported_violations(task, code, gate)
+    return Verdict(outcome, ran, detail, isolation=isolation, duration_s=result.duration_s, violations=violations)
+
+
+def reported_violations(task: Task, code: str, gate: GateConfig) -> tuple[dict, ...]:
+    """In report mode, every gate violation of (parsing) `code` as {rule, line, message}; else ()."""
+    if not reports_only(gate):
+        return ()
+    entry_points = (task.entry_point, *task.extra_entry_points)
+    return tuple(
+        {"rule": v.rule, "line": v.line, "message": v.message} for v in gate_violations(code, gate, entry_points)
+    )
 
 
 def feedback_for_repair(verdict: Verdict, max_chars: int = 2000) -> str:

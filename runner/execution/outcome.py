@@ -60,7 +60,9 @@ class Verdict:
     """The judged result of one candidate: its outcome plus everything needed to explain it.
 
     `rule` and `line` are set for policy rejections and syntax errors; `isolation` records which
-    sandbox protections were actually in force for the run.
+    sandbox protections were actually in force for the run. `violations` lists the gate's findings
+    (`rule`, `line`, `message`) when the gate only reports them (gate.mode=report): the outcome is then
+    the functional one, and the candidate is policy-compliant only if the list is empty.
     """
 
     outcome: Outcome
@@ -70,10 +72,16 @@ class Verdict:
     line: int | None = None
     isolation: dict[str, bool] = field(default_factory=dict)
     duration_s: float = 0.0
+    violations: tuple[dict, ...] = ()
 
     @property
     def passed(self) -> bool:
         return self.outcome is Outcome.PASSED
+
+    @property
+    def compliant(self) -> bool:
+        """Passed, and broke no gate rule (in enforce mode a violation already fails the attempt)."""
+        return self.passed and not self.violations
 
     def suite_passed(self) -> dict[str, bool]:
         return {name: s.passed for name, s in self.suites.items()}
@@ -96,6 +104,7 @@ def verdict_to_dict(verdict: Verdict) -> dict:
         "line": verdict.line,
         "isolation": verdict.isolation,
         "duration_s": verdict.duration_s,
+        "violations": list(verdict.violations),
     }
 
 
@@ -118,4 +127,5 @@ def verdict_from_dict(data: dict) -> Verdict:
         line=data["line"],
         isolation=data["isolation"],
         duration_s=data["duration_s"],
+        violations=tuple(data.get("violations", ())),
     )

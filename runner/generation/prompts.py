@@ -2,6 +2,10 @@
 
 The repair prompt carries the original specification, the previous code and feedback built by the
 judge from the visible suite only (see execution.judge.feedback_for_repair).
+
+A prompt set with a `prefix` pre-fills the start of the answer: the messages end with an assistant
+message holding it, which the backends send as the turn the model continues. `answer_text` puts the
+prefix back in front of the continuation for extraction (some servers echo it, some do not).
 """
 
 from __future__ import annotations
@@ -10,7 +14,7 @@ import re
 
 from runner.tasks.model import Task
 
-_PLACEHOLDER = re.compile(r"\{(prompt|signature|entry_point|code|feedback)\}")
+_PLACEHOLDER = re.compile(r"\{(prompt|raw_prompt|signature|entry_point|code|feedback)\}")
 
 
 def render(template: str, **values: str) -> str:
@@ -20,21 +24,37 @@ def render(template: str, **values: str) -> str:
 
 def _task_values(task: Task) -> dict[str, str]:
     signature = task.signature or f"def {task.entry_point}(...)"
-    return {"prompt": task.prompt.strip(), "signature": signature, "entry_point": task.entry_point}
+    return {"prompt": task.prompt.strip(), "raw_prompt": task.prompt, "signature": signature,
+            "entry_point": task.entry_point}  # fmt: skip
+
+
+def _messages(prompts, user: str, values: dict[str, str]) -> list[dict[str, str]]:
+    messages = [{"role": "system", "content": prompts.system}] if prompts.system else []
+    messages.append({"role": "user", "content": render(user, **values)})
+    prefix = render(getattr(prompts, "prefix", "") or "", **values)
+    if prefix:
+        messages.append({"role": "assistant", "content": prefix})
+    return messages
 
 
 def first_messages(prompts, task: Task) -> list[dict[str, str]]:
-    """Messages for a task's first attempt."""
-    return [
-        {"role": "system", "content": prompts.system},
-        {"role": "user", "content": render(prompts.task, **_task_values(task))},
-    ]
+    """Messages for a task's first attempt (ending with the pre-filled answer start, if the set has one)."""
+    return _messages(prompts, prompts.task, _task_values(task))
 
 
 def repair_messages(prompts, task: Task, code: str, feedback: str) -> list[dict[str, str]]:
     """Messages for a repair attempt: the specification, the previous code and visible-only feedback."""
     values = {**_task_values(task), "code": code.strip(), "feedback": feedback.strip()}
-    return [
-        {"role": "system", "content": prompts.system},
-        {"role": "user", "content": render(prompts.repair, **values)},
-    ]
+    return _messages(prompts, prompts.repair, values)
+
+
+def answer_prefix(messages: list[dict[str, str]]) -> str:
+    """The pre-filled start of the answer: the content of a trailing assistant message, else ""."""
+    return messages[-1]["content"] if messages and messages[-1]["role"] == "assistant" else ""
+
+
+def answer_text(messages: list[dict[str, str]], continuation: str) -> str:
+    """The whole answer: the pre-filled prefix and the model's continuation (a server that echoes
+    the prefix, like llama.cpp's, is not given it twice)."""
+    prefix = answer_prefix(messages)
+    return continuation if continuation.startswith(prefix) else prefix + continuation
