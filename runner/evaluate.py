@@ -166,6 +166,7 @@ def main(argv: list[str]) -> int:
     """CLI entry; returns 0, or 2 when some samples could not be scored."""
     from runner.execution.sandbox import Limits, WorkerPool
     from runner.tasks import load_task_set
+    from runner.validation import typed_config
 
     options, overrides = split_args(argv, ("samples", "out", "workers", "suites"))
     if "samples" not in options or "out" not in options:
@@ -176,6 +177,7 @@ def main(argv: list[str]) -> int:
     cfg = compose_config(overrides)
     if not any(o.startswith("gate=") for o in overrides) and cfg.task_set.gate:
         cfg = compose_config([*overrides, f"gate={cfg.task_set.gate}"])
+    cfg = typed_config(cfg)
     workers = int(options.get("workers", cfg.sandbox.workers))
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while samples load
         tasks = {t.id: t for t in load_task_set(cfg.task_set)}

@@ -17,6 +17,13 @@ def compose_config(overrides: list[str] | None = None):
         return compose(config_name="config", overrides=overrides or [])
 
 
+def typed_test_config(overrides: list[str] | None = None):
+    """The composed config as `runner.config.Config`, as every entry point hands it on."""
+    from runner.validation import typed_config
+
+    return typed_config(compose_config(overrides))
+
+
 @pytest.fixture
 def make_config():
     return compose_config

@@ -133,29 +133,11 @@ def _check_top_level(tree: ast.Module, gate: GateConfig, entry_points: tuple[str
     return found
 
 
-_PLAIN: dict[int, tuple[object, GateConfig]] = {}
-
-
-def _plain(gate) -> GateConfig:
-    """The gate as a plain dataclass: reading an OmegaConf node per AST node costs more than the check."""
-    if isinstance(gate, GateConfig):
-        return gate
-    found = _PLAIN.get(id(gate))
-    if found is None or found[0] is not gate:
-        from omegaconf import OmegaConf
-
-        plain = OmegaConf.to_object(gate)
-        found = (gate, plain if isinstance(plain, GateConfig) else GateConfig(**plain))
-        _PLAIN[id(gate)] = found  # the node is kept alive with it, so its id cannot be reused
-    return found[1]
-
-
 def check_gate(code: str, gate: GateConfig, entry_points: tuple[str, ...]) -> GateViolation | None:
     """The first violation (in source order) of the gate's rules by `code`, or None if it passes.
 
     `code` must parse (raises SyntaxError otherwise). `gate.enabled = False` disables every rule.
     """
-    gate = _plain(gate)
     if not gate.enabled:
         return None
     tree = ast.parse(code)

@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from runner.config import TrackingConfig
 from runner.strength import hypothesis_profile, mutants
 from runner.tasks.model import SUITES, Task
 
@@ -280,7 +281,7 @@ def latest_audit_scores(task_set_name: str, cache_dir: str = ".cache/runner") ->
 
 def log_to_mlflow(
     audits: Sequence[TaskAudit],
-    tracking: Any,
+    tracking: TrackingConfig,
     task_set_name: str,
     threshold: float,
     report_path: Path,
@@ -291,13 +292,8 @@ def log_to_mlflow(
 
     from runner.tracking import ensure_store
 
-    uri = str(tracking.uri)
-    store = {
-        "enabled": True,
-        "uri": uri,
-        "experiment": f"{tracking.experiment}-audit",
-        "artifact_root": str(tracking.artifact_root),
-    }
+    uri = tracking.uri
+    store = TrackingConfig(True, uri, f"{tracking.experiment}-audit", tracking.artifact_root)
     experiment_id = ensure_store(store)  # creates mlruns/ and the experiment when missing
     mlflow.set_tracking_uri(uri)
     scored = [a for a in audits if a.score is not None]
@@ -358,6 +354,7 @@ def compose_config(overrides: list[str]) -> Any:
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry: audit a task set, print the table, write the reports; exit 1 if any audit failed."""
     from runner.tasks import load_task_set
+    from runner.validation import typed_config
 
     started = time.monotonic()
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -365,7 +362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(__doc__)
         return 0
     opts, overrides = parse_args(argv)
-    cfg = compose_config(overrides)
+    cfg = typed_config(compose_config(overrides))
     options = AuditOptions(
         threshold=opts.get("threshold", 0.9),
         workers=opts.get("workers", 2),
