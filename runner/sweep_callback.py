@@ -29,7 +29,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from runner import interrupt
 from runner.config import TrackingConfig
-from runner.tracking import PARENT_ENV, PARENT_FILE, ensure_store, process_tags
+from runner.tracking import PARENT_ENV, PARENT_FILE, end_orphaned_runs, ensure_store, process_tags
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,7 @@ class MlflowSweepCallback(Callback):
         overrides = OmegaConf.select(config, "hydra.overrides.task", default=[]) or []
         self.uri = tracking.uri
         client = MlflowClient(tracking_uri=self.uri)
+        end_orphaned_runs(client, experiment_id)  # e.g. the parent run of a sweep that got `kill -9`
         run = client.create_run(
             experiment_id,
             run_name=f"sweep {sweep_dir.parent.name}/{sweep_dir.name}",

@@ -95,6 +95,29 @@ def process_tags() -> dict[str, str]:
     return {"runner.host": socket.gethostname(), "runner.pid": str(os.getpid())}
 
 
+def end_orphaned_runs(client: Any, experiment_id: str) -> list[str]:
+    """End KILLED the RUNNING runs of this host whose process is gone (`kill -9` ends no run); their ids."""
+    host = socket.gethostname()
+    query = f"attributes.status = 'RUNNING' and tags.`runner.host` = '{host}'"
+    ended = []
+    for run in client.search_runs([experiment_id], filter_string=query):
+        pid = int(run.data.tags.get("runner.pid") or 0)
+        if pid > 0 and not _process_exists(pid):
+            client.set_terminated(run.info.run_id, "KILLED")
+            ended.append(run.info.run_id)
+    return ended
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 def flatten_config(cfg: Config | Mapping[str, Any], prefix: str = "") -> dict[str, str]:
     """The config as dotted keys -> string values (lists as JSON)."""
     items = dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) else cfg
@@ -198,6 +221,7 @@ class JobRun:
         experiment_id = ensure_store(cfg.tracking)
         self.uri = cfg.tracking.uri
         self.client = MlflowClient(tracking_uri=self.uri)
+        end_orphaned_runs(self.client, experiment_id)
         tags = {"model": cfg.model.name, "seed": str(cfg.seed), "runner.out_dir": str(self.out_dir.resolve())}
         tags.update(process_tags())
         parent = find_parent_run(self.out_dir)

@@ -15,7 +15,7 @@ from runner.config import Config, ModelConfig, PromptsConfig, SamplingConfig, Sc
 from runner.records import AttemptRecord
 from runner.scoring import summarize, task_table
 from runner.sweep_callback import MlflowSweepCallback
-from runner.tracking import PARENT_ENV, PARENT_FILE, ensure_store, flatten_config, log_job
+from runner.tracking import PARENT_ENV, PARENT_FILE, JobRun, ensure_store, flatten_config, log_job, process_tags
 
 
 def rec(task, outcome, attempt=0, final=True, **kw) -> AttemptRecord:
@@ -202,3 +202,22 @@ def test_real_hydra_multirun_nests_jobs(tmp_path):
     assert sorted(r.data.params["seed"] for r in children) == ["1", "2"]
     assert sorted(r.data.metrics["pass_at_1_first"] for r in children) == [0.0, 1.0]
     assert (tmp_path / "multirun" / "sweep1" / "report.md").is_file()
+
+
+def test_runs_whose_process_died_are_ended_killed(tmp_path):
+    """`kill -9` ends no run; the next job or sweep on this host ends it KILLED (a live process's run stays)."""
+    cfg = make_cfg(tmp_path)
+    experiment_id = ensure_store(cfg.tracking)
+    client = MlflowClient(tracking_uri=cfg.tracking.uri)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = client.create_run(experiment_id, tags={**process_tags(), "runner.pid": str(gone.pid)}).info.run_id
+    live = client.create_run(experiment_id, tags=process_tags()).info.run_id
+    other_host = client.create_run(experiment_id, tags={"runner.host": "elsewhere", "runner.pid": str(gone.pid)})
+    job = JobRun(cfg, tmp_path / "outputs" / "next")
+    assert client.get_run(dead).info.status == "KILLED"
+    assert client.get_run(live).info.status == "RUNNING"
+    assert client.get_run(other_host.info.run_id).info.status == "RUNNING"
+    assert client.get_run(job.run_id).info.status == "RUNNING"
+    job.end("FINISHED")
+    assert client.get_run(job.run_id).info.status == "FINISHED"
