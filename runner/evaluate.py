@@ -23,12 +23,17 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from runner.config import GateConfig
 from runner.execution.judge import judge, rewrite_suites_ahead
 from runner.execution.outcome import Verdict
 from runner.gold import compose_config, split_args
 from runner.scoring import pass_at_k as estimate_pass_at_k
 from runner.tasks.model import SUITES, Task
+
+if TYPE_CHECKING:
+    from runner.execution.sandbox import WorkerPool
 
 PASS_AT_K = (1, 10, 100)
 
@@ -79,8 +84,8 @@ def read_samples(path: str | Path, tasks: dict[str, Task]) -> list[Sample]:
 def evaluate_samples(
     samples: list[Sample],
     tasks: dict[str, Task],
-    pool,
-    gate,
+    pool: WorkerPool,
+    gate: GateConfig,
     threads: int = 4,
     on_done: Callable[[int], None] | None = None,
     suites: tuple[str, ...] = SUITES,

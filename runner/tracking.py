@@ -1,6 +1,6 @@
 """MLflow tracking: one run per job, nested under the sweep's parent run when there is one.
 
-A job's run is opened when the job starts (`JobRun.start`: RUNNING, with the config as params), gets
+A job's run is opened when the job starts (`JobRun(cfg, out_dir)`: RUNNING, the config as params), gets
 progress metrics while the job runs, its results at the end, and ends FINISHED, FAILED or KILLED.
 `ensure_store` creates the store safely (runner.store) and the experiment. A job finds its sweep's parent
 run through the environment variable PARENT_ENV or the file PARENT_FILE in the sweep directory, which
@@ -83,11 +83,9 @@ def ensure_store(tracking: TrackingConfig) -> str | None:
     return experiment.experiment_id
 
 
-def end_status(exc: BaseException | None) -> str:
-    """The MLflow status a run ends with: FINISHED, KILLED (SIGINT / SIGTERM) or FAILED."""
-    if interrupt.received() is not None or isinstance(exc, KeyboardInterrupt):
-        return "KILLED"
-    return "FINISHED" if exc is None else "FAILED"
+def end_status(exc: BaseException) -> str:
+    """The MLflow status of a run its job left by `exc`: KILLED (SIGINT / SIGTERM, Ctrl-C) or FAILED."""
+    return "KILLED" if interrupt.received() is not None or isinstance(exc, KeyboardInterrupt) else "FAILED"
 
 
 def process_tags() -> dict[str, str]:
@@ -259,10 +257,10 @@ class JobRun:
         self, cfg: Config, records: list[AttemptRecord], metrics: dict, tags: dict[str, str], task_rows: list[dict]
     ) -> None:
         """Log the job's results on the run: metrics, tags and the artifacts `log_job` lists."""
-        from mlflow.entities import Metric
+        from mlflow.entities import Metric, RunTag
 
         out_dir, client, run_id = self.out_dir, self.client, self.run_id
-        client.log_batch(run_id, tags=[_tag(k, v) for k, v in _truncate(tags, MAX_TAG_VALUE).items()])
+        client.log_batch(run_id, tags=[RunTag(k, v) for k, v in _truncate(tags, MAX_TAG_VALUE).items()])
         now = int(time.time() * 1000)
         values = [Metric(k, float(v), now, 0) for k, v in metrics.items() if v is not None]
         for i in range(0, len(values), 1000):
@@ -290,12 +288,6 @@ class JobRun:
             return
         self.ended = True
         self.client.set_terminated(self.run_id, status)
-
-
-def _tag(key: str, value: str):
-    from mlflow.entities import RunTag
-
-    return RunTag(key, value)
 
 
 def log_job(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 
+from runner.config import PromptsConfig
 from runner.tasks.model import Task
 
 _PLACEHOLDER = re.compile(r"\{(prompt|signature|entry_point|code|feedback)\}")
@@ -23,7 +24,7 @@ def _task_values(task: Task) -> dict[str, str]:
     return {"prompt": task.prompt.strip(), "signature": signature, "entry_point": task.entry_point}
 
 
-def first_messages(prompts, task: Task) -> list[dict[str, str]]:
+def first_messages(prompts: PromptsConfig, task: Task) -> list[dict[str, str]]:
     """Messages for a task's first attempt."""
     return [
         {"role": "system", "content": prompts.system},
@@ -31,7 +32,7 @@ def first_messages(prompts, task: Task) -> list[dict[str, str]]:
     ]
 
 
-def repair_messages(prompts, task: Task, code: str, feedback: str) -> list[dict[str, str]]:
+def repair_messages(prompts: PromptsConfig, task: Task, code: str, feedback: str) -> list[dict[str, str]]:
     """Messages for a repair attempt: the specification, the previous code and visible-only feedback."""
     values = {**_task_values(task), "code": code.strip(), "feedback": feedback.strip()}
     return [
