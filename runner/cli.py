@@ -18,4 +18,7 @@ def run(main: Callable[[list[str]], int]) -> None:
     except (TaskError, HydraException, OmegaConfBaseException, ValueError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         code = 1
+    except KeyboardInterrupt:  # Ctrl-C: the tool's `with` blocks have stopped its workers
+        print("interrupted", file=sys.stderr)
+        code = 130
     sys.exit(code)

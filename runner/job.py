@@ -45,7 +45,7 @@ def run_job(cfg: Config, out_dir: Path) -> int:
         raise JobError(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.include/limit/created_after")
     if cfg.sampling.temperature == 0 and cfg.sampling.n > 1:
         log.warning("sampling.n=%d at temperature 0: samples differ only by seed (flagged in the run)", cfg.sampling.n)
-    runs: list[JobRun] = []
+    runs: list[JobRun] = []  # _run opens the run (at most one); ended here, however _run ends
     try:
         code = asyncio.run(_run(cfg, out_dir, tasks, runs))
     except BaseException as exc:

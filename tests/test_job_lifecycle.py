@@ -121,6 +121,8 @@ def test_ctrl_c_stops_in_one_line_keeps_the_records_and_exits_130(tmp_path, serv
         proc=proc,
     )
     wait_for(lambda: len(server.chat_requests()) >= 3, what="the hanging request", proc=proc)
+    workers = descendants(proc.pid)
+    assert workers, "the job runs no sandbox workers"
     os.killpg(proc.pid, signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err[-3000:]
@@ -130,6 +132,7 @@ def test_ctrl_c_stops_in_one_line_keeps_the_records_and_exits_130(tmp_path, serv
     ]
     assert attempts.read_text().count("\n") == 2
     assert [r.info.status for r in runs(tmp_path)] == ["KILLED"]
+    wait_for(lambda: not any(alive(pid) for pid in workers), timeout=10, what="the sandbox workers to exit")
 
 
 def half_migrated_store(db: Path) -> str:
