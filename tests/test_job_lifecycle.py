@@ -150,6 +150,9 @@ def half_migrated_store(db: Path) -> str:
         config = _get_alembic_config(str(engine.url))
         config.attributes["connection"] = connection
         command.upgrade(config, revision)
+        # A later step that ran but was never recorded, as when a second process migrates at the same time:
+        # MLflow's own upgrade then stops at "table trace_info already exists".
+        connection.execute(sqlalchemy.text("CREATE TABLE trace_info (request_id VARCHAR(50) PRIMARY KEY)"))
     engine.dispose()
     return revision
 
