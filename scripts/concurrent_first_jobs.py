@@ -27,7 +27,7 @@ MODEL = "qwen2.5-coder-7b"
 def command(tmp: Path, server: FakeOpenAI, job: int) -> list[str]:
     return [
         sys.executable, "-m", "runner", "backend=openai", f"backend.base_url={server.url}/v1", f"model.id={MODEL}",
-        "model.name=fake", "task_set.include=[two_sum]", "sandbox.workers=1", f"seed={job}", "progress=false",
+        "model.name=fake", "task_set.limit=1", "sandbox.workers=1", f"seed={job}", "progress=false",
         f"tracking.uri=sqlite:///{tmp}/mlruns/mlflow.db", f"tracking.artifact_root={tmp}/mlruns/artifacts",
         f"cache_dir={tmp}/cache", f"hydra.run.dir={tmp}/job{job}",
     ]  # fmt: skip

@@ -33,7 +33,7 @@ def job_command(tmp: Path, name: str, server: FakeOpenAI, *extra: str, sweep: bo
     return [
         sys.executable, "-m", "runner", *(["-m"] if sweep else []),
         "backend=openai", f"backend.base_url={server.url}/v1", "backend.max_retries=0",
-        f"model.id={MODEL}", "model.name=fake", "task_set.include=[two_sum]", "sandbox.workers=1",
+        f"model.id={MODEL}", "model.name=fake", "task_set.limit=1", "sandbox.workers=1",
         f"tracking.uri=sqlite:///{tmp}/store/mlflow.db", f"tracking.artifact_root={tmp}/store/artifacts",
         f"cache_dir={tmp}/cache", f"hydra.run.dir={tmp}/{name}", f"hydra.sweep.dir={tmp}/{name}", *extra,
     ]  # fmt: skip
