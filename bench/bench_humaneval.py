@@ -33,6 +33,7 @@ from runner.cli import Option, compose_config, parse_args  # noqa: E402
 from runner.evaluate import evaluate_samples, read_samples  # noqa: E402
 from runner.execution.judge import rewrite_suites_ahead  # noqa: E402
 from runner.tasks.importers import humaneval_data_file, load_humaneval  # noqa: E402
+from runner.validation import typed_config  # noqa: E402
 
 
 def write_samples(path: Path) -> int:
@@ -48,7 +49,7 @@ def run_ours(samples_file: Path, workers: int, gate_name: str, suites: tuple[str
     """In a fresh process: seconds in all, seconds until the pool was warm, outcomes, samples not passed."""
     from runner.execution.sandbox import Limits, WorkerPool
 
-    cfg = compose_config([f"gate={gate_name}"])
+    cfg = typed_config(compose_config([f"gate={gate_name}"]))
     start = time.perf_counter()
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # as runner.evaluate does
         tasks = {t.id: t for t in load_humaneval()}

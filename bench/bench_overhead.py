@@ -27,6 +27,7 @@ from runner.config import register_configs
 from runner.generation.backends import GenerationOptions, make_backend
 from runner.job import run_job
 from runner.records import read_attempts
+from runner.validation import typed_config
 
 CONF = str(Path(__file__).resolve().parents[1] / "conf")
 
@@ -41,7 +42,7 @@ def _config(tmp: Path, extra: list[str]):
         *extra,
     ]
     with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return compose(config_name="config", overrides=overrides)
+        return typed_config(compose(config_name="config", overrides=overrides))
 
 
 async def _time_model_load(cfg) -> float:

@@ -134,4 +134,7 @@ def run(main: Callable[[list[str]], int]) -> None:
     except BrokenPipeError:  # the reader left (`--help | head`): as Python's docs advise, no second error at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         code = 0
+    except KeyboardInterrupt:  # Ctrl-C: the tool's `with` blocks have stopped its workers
+        print("interrupted", file=sys.stderr)
+        code = 130
     sys.exit(code)

@@ -8,11 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hydra.core.config_store import ConfigStore
-from omegaconf import MISSING
-
-from runner.execution.limits import Limits
-from runner.resolvers import register_resolvers
+MISSING = "???"  # omegaconf.MISSING: a mandatory value; spelled out so this module imports no OmegaConf
 
 
 @dataclass
@@ -129,19 +125,22 @@ class PromptsConfig:
 
 @dataclass
 class SandboxConfig:
-    """Limits for every candidate's test run (defaults: runner.execution.limits.Limits, the one place they live)."""
+    """Limits for every candidate's test run; the one place their defaults live.
+
+    `runner.execution.limits.Limits` takes its defaults from here; see its docstring for what each means.
+    """
 
     workers: int = 2
-    timeout_s: float = Limits.timeout_s
-    cpu_s: float = Limits.cpu_s
-    memory_mb: int = Limits.memory_mb  # above the child's own baseline
-    max_file_mb: int = Limits.max_file_mb
-    max_open_files: int = Limits.max_open_files
-    max_output_kb: int = Limits.max_output_kb
-    max_processes: int = Limits.max_processes
-    network: bool = Limits.network
-    drop_privileges: bool = Limits.drop_privileges
-    hypothesis_examples: int = Limits.hypothesis_examples  # examples per property test (derandomized profile)
+    timeout_s: float = 10.0
+    cpu_s: float = 10.0
+    memory_mb: int = 512  # above the child's own baseline
+    max_file_mb: int = 16
+    max_open_files: int = 64
+    max_output_kb: int = 64
+    max_processes: int = 16
+    network: bool = False
+    drop_privileges: bool = True
+    hypothesis_examples: int = 100  # examples per property test (derandomized profile)
 
 
 @dataclass
@@ -184,5 +183,9 @@ class Config:
 
 def register_configs() -> None:
     """Register the top-level schema (`conf/config.yaml` names it first in its defaults) and the resolvers."""
+    from hydra.core.config_store import ConfigStore
+
+    from runner.resolvers import register_resolvers
+
     register_resolvers()
     ConfigStore.instance().store(name="schema", node=Config)

@@ -28,15 +28,19 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.cli import Option, UsageError, compose_config, parse_args
-from runner.execution.gate import reports_only
+from runner.config import GateConfig
 from runner.execution.judge import judge, rewrite_suites_ahead
 from runner.execution.outcome import Verdict
 from runner.progress import Progress
 from runner.records import AttemptRecord
 from runner.scoring import EVALPLUS_LEVELS, metric_key, summarize
 from runner.tasks.model import SUITES, Task
+
+if TYPE_CHECKING:
+    from runner.execution.sandbox import WorkerPool
 
 PASS_AT_K = (1, 10, 100)
 LEVEL_NAMES = {"base": "base", "base_plus": "base+plus"}
@@ -90,8 +94,8 @@ def read_samples(path: str | Path, tasks: dict[str, Task]) -> list[Sample]:
 def evaluate_samples(
     samples: list[Sample],
     tasks: dict[str, Task],
-    pool,
-    gate,
+    pool: WorkerPool,
+    gate: GateConfig,
     threads: int = 4,
     on_done: Callable[[Verdict], None] | None = None,
     suites: tuple[str, ...] = SUITES,
@@ -188,6 +192,7 @@ def main(argv: list[str]) -> int:
     """CLI entry; returns 0, or 2 when some samples could not be scored."""
     from runner.execution.sandbox import Limits, WorkerPool
     from runner.tasks import EVALPLUS_IMPORTERS, load_task_set
+    from runner.validation import typed_config
 
     options, overrides = parse_args(argv, OPTIONS, "runner.evaluate", __doc__)
     suites = parse_suites(options.get("suites"))
@@ -196,7 +201,7 @@ def main(argv: list[str]) -> int:
         cfg = compose_config(overrides := [*overrides, f"gate={cfg.task_set.gate}"])
     if not any(o.startswith("gate.mode=") for o in overrides):  # re-scoring reports violations by default
         cfg = compose_config([*overrides, "gate.mode=report"])
-    reports_only(cfg.gate)  # an unknown mode ends in one line (ValueError)
+    cfg = typed_config(cfg)  # an unknown gate.mode, like any bad value, ends in one line
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while samples load
         tasks = {t.id: t for t in load_task_set(cfg.task_set)}

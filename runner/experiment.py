@@ -16,11 +16,12 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from runner.cache import Cache, content_key
+from runner.config import Config
 from runner.execution.extract import Extraction, extract
 from runner.execution.judge import feedback_for_repair, repair_allowed
 from runner.execution.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
 from runner.fingerprint import harness_fingerprint
-from runner.generation.backends.base import BackendError, Generation, GenerationOptions
+from runner.generation.backends.base import Backend, BackendError, Generation, GenerationOptions
 from runner.generation.prompts import answer_text, first_messages, repair_messages
 from runner.progress import Progress
 from runner.records import AttemptRecord
@@ -57,8 +58,8 @@ class AttemptWriter:
 class Experiment:
     """One job's generation and judging loop. `judge` runs a candidate's tests (blocking)."""
 
-    cfg: object
-    backend: object
+    cfg: Config
+    backend: Backend
     model_identity: dict
     judge: JudgeFn
     judge_key: Callable[[Task, str | None], str]
@@ -67,6 +68,8 @@ class Experiment:
     judge_slots: int = 2
     excluded: Awaitable[set[str]] | None = None
     """Resolves to the ids of tasks excluded by the gold check; judging waits for it, generation does not."""
+    on_progress: Callable[[int, int, int], None] | None = None
+    """Called with (samples done, passed, total) after each sample (e.g. runner.tracking.JobRun.progress)."""
 
     async def run(self, tasks: list[Task]) -> list[AttemptRecord]:
         """Run every sample of every task; returns the records in (task, sample, attempt) order."""
@@ -76,6 +79,12 @@ class Experiment:
         self._progress = Progress(len(tasks) * n, enabled=self.cfg.progress)
         await asyncio.gather(*(self._run_sample(task, s) for task in tasks for s in range(n)))
         return sorted(self.writer.records, key=lambda r: (r.task_id, r.sample, r.attempt))
+
+    def _advance(self, passed: bool) -> None:
+        progress = self._progress
+        progress.advance(passed)
+        if self.on_progress is not None:
+            self.on_progress(progress.done, progress.passed, progress.total)
 
     def _options(self, seed: int) -> GenerationOptions:
         s, m, b = self.cfg.sampling, self.cfg.model, self.cfg.backend
@@ -112,10 +121,10 @@ class Experiment:
                         detail=str(error),
                     )
                 )
-                self._progress.advance(False)
+                self._advance(False)
                 return
             if self.excluded is not None and task.id in await self.excluded:
-                self._progress.advance(False)
+                self._advance(False)
                 return
             extraction = extract(answer_text(messages, generation.text), task.entry_point)
             code = extraction.code
@@ -123,9 +132,9 @@ class Experiment:
             final = attempt == budget or not repair_allowed(verdict)
             self.writer.write(_record(base, generation, extraction, verdict, final))
             if final:
-                self._progress.advance(verdict.passed)
+                self._advance(verdict.passed)
                 return
-            feedback = feedback_for_repair(verdict)
+            feedback = feedback_for_repair(verdict, self.cfg.repair.feedback_max_chars)
             messages = repair_messages(self.cfg.prompts, task, code or "", feedback)
 
     async def _generate(self, messages, options) -> tuple[Generation | None, BackendError | None]:

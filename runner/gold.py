@@ -129,9 +129,10 @@ def main(argv: list[str]) -> int:
     """CLI entry: prints a table, writes the JSON report to out=, returns 1 if any task is not ok."""
     from runner.execution.sandbox import Limits, WorkerPool
     from runner.tasks import load_task_set
+    from runner.validation import typed_config
 
     options, overrides = parse_args(argv, OPTIONS, "runner.gold", __doc__)
-    cfg = compose_config(overrides)
+    cfg = typed_config(compose_config(overrides))
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while tasks load
         tasks = load_task_set(cfg.task_set)

@@ -15,14 +15,16 @@ from omegaconf import OmegaConf
 
 import runner
 from runner.cache import Cache, content_key
-from runner.execution.gate import reports_only
+from runner.config import Config
 from runner.execution.sandbox import Limits, WorkerPool
 from runner.experiment import AttemptWriter, Experiment, verdict_key
 from runner.fingerprint import harness_fingerprint
 from runner.generation.backends import make_backend
 from runner.generation.backends.base import BackendError
 from runner.records import AttemptRecord
+from runner.store import StoreError
 from runner.tasks import EVALPLUS_IMPORTERS, Task, load_task_set, subset_tag, task_set_hash
+from runner.tracking import JobRun, end_status
 
 log = logging.getLogger("runner")
 
@@ -31,35 +33,57 @@ class JobError(RuntimeError):
     """The job could not run; the message says what to change."""
 
 
-def run_job(cfg, out_dir: Path) -> int:
-    """Run one job; returns the exit code (0 trustworthy, 2 finished with unscored or excluded work)."""
+def run_job(cfg: Config, out_dir: Path) -> int:
+    """Run one job; returns the exit code (0 trustworthy, 2 finished with unscored or excluded work).
+
+    The job's MLflow run (when tracking is on) is opened as the job starts and ends FINISHED, FAILED or
+    KILLED (SIGINT / SIGTERM, see runner.interrupt) with it.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    try:
-        reports_only(cfg.gate)  # an unknown gate.mode stops the job here, in one line
-    except ValueError as exc:
-        raise JobError(str(exc)) from None
     tasks = load_task_set(cfg.task_set)
     if not tasks:
         raise JobError(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.ids/limit/created_after")
     if cfg.sampling.temperature == 0 and cfg.sampling.n > 1:
         log.warning("sampling.n=%d at temperature 0: samples differ only by seed (flagged in the run)", cfg.sampling.n)
-    return asyncio.run(_run(cfg, out_dir, tasks))
+    runs: list[JobRun] = []  # _run opens the run (at most one); ended here, however _run ends
+    try:
+        code = asyncio.run(_run(cfg, out_dir, tasks, runs))
+    except BaseException as exc:
+        for run in runs:
+            run.end(end_status(exc))
+        raise
+    for run in runs:
+        run.end("FINISHED")
+    return code
 
 
-async def _run(cfg, out_dir: Path, tasks: list[Task]) -> int:
+def _open_run(cfg: Config, out_dir: Path) -> JobRun:
+    try:
+        return JobRun(cfg, out_dir)
+    except StoreError as exc:
+        raise JobError(str(exc)) from None
+
+
+async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]) -> int:
     from runner.execution.judge import judge
 
+    # Opening the run may create the store (seconds on a fresh one): it overlaps loading the model, and
+    # a store that cannot be used stops the job before any sample is generated.
+    opening = asyncio.ensure_future(asyncio.to_thread(_open_run, cfg, out_dir)) if cfg.tracking.enabled else None
     backend = make_backend(cfg.backend, cfg.model)
     try:
         try:
             identity = await backend.describe()
         except BackendError as exc:
             raise JobError(str(exc)) from None
+        finally:
+            if opening is not None:
+                runs.append(await opening)
         cache = Cache(cfg.cache_dir)
         limits = Limits.from_config(cfg.sandbox)
-        gate = OmegaConf.to_container(cfg.gate, resolve=True)
         limits_key = asdict(limits)
+        gate_key = asdict(cfg.gate)
         pools: list[WorkerPool] = []
 
         async def start_pool_and_gold_check() -> set[str]:
@@ -71,26 +95,21 @@ async def _run(cfg, out_dir: Path, tasks: list[Task]) -> int:
 
         excluded: list[dict] = []
         ready = asyncio.ensure_future(start_pool_and_gold_check())
-        if cfg.tracking.enabled:  # creating a fresh MLflow store takes seconds: overlap it with generation
-            from runner.tracking import ensure_store
-
-            store = asyncio.ensure_future(asyncio.to_thread(ensure_store, cfg.tracking))
         experiment = Experiment(
             cfg=cfg,
             backend=backend,
             model_identity=identity,
             judge=lambda task, code: judge(task, code, pools[0], cfg.gate),
-            judge_key=lambda task, code: verdict_key(task, code, gate, limits_key),
+            judge_key=lambda task, code: verdict_key(task, code, gate_key, limits_key),
             cache=cache,
             writer=AttemptWriter(out_dir / "attempts.jsonl"),
             judge_slots=cfg.sandbox.workers,
             excluded=ready,
+            on_progress=runs[0].progress if runs else None,
         )
         try:
             records = await experiment.run(tasks)
             await ready
-            if cfg.tracking.enabled:
-                await store
             isolation = pools[0].isolation
         finally:
             ready.cancel()
@@ -99,16 +118,18 @@ async def _run(cfg, out_dir: Path, tasks: list[Task]) -> int:
         tasks = [t for t in tasks if t.id not in {row["task_id"] for row in excluded}]
     finally:
         await backend.aclose()
-    return _finish(cfg, out_dir, tasks, excluded, records, identity, isolation, cache)
+    return _finish(cfg, out_dir, tasks, excluded, records, identity, isolation, cache, runs[0] if runs else None)
 
 
-def _gold_gate(cfg, tasks: list[Task], pool, limits, cache: Cache, out_dir: Path) -> list[dict]:
+def _gold_gate(
+    cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits, cache: Cache, out_dir: Path
+) -> list[dict]:
     """Run the gold check (cached); returns the failing rows, or aborts when configured to."""
     if not cfg.gold.enabled:
         return []
     from runner.gold import gold_check
 
-    gate = OmegaConf.to_container(cfg.gate, resolve=True)  # the task set's own gate, profile and mode
+    gate = asdict(cfg.gate)  # the task set's own gate, profile and mode
     key = content_key(harness_fingerprint(), task_set_hash(tasks), asdict(limits), gate)
     rows = cache.get("gold", key)
     if rows is None:
@@ -125,7 +146,17 @@ def _gold_gate(cfg, tasks: list[Task], pool, limits, cache: Cache, out_dir: Path
     return bad
 
 
-def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identity, isolation, cache) -> int:
+def _finish(
+    cfg: Config,
+    out_dir: Path,
+    tasks: list[Task],
+    excluded: list[dict],
+    records: list[AttemptRecord],
+    identity: dict,
+    isolation: dict,
+    cache: Cache,
+    run: JobRun | None,
+) -> int:
     from runner.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize
     from runner.summary import summary_table, task_rows
 
@@ -163,14 +194,12 @@ def _finish(cfg, out_dir, tasks, excluded, records: list[AttemptRecord], identit
     }
     run_info = {"tags": tags, "isolation": isolation, "timings": {"scoring_s": round(time.perf_counter() - started, 3)}}
     (out_dir / "run.json").write_text(json.dumps(run_info, indent=2))
-    if cfg.tracking.enabled:
-        from runner.tracking import log_job
-
+    if run is not None:
         started = time.perf_counter()
-        run_id = log_job(cfg, out_dir, records, metrics, tags, rows)
+        run.log_results(cfg, records, metrics, tags, rows)
         run_info["timings"]["tracking_s"] = round(time.perf_counter() - started, 3)
         (out_dir / "run.json").write_text(json.dumps(run_info, indent=2))
-        print(f"MLflow run {run_id} in {cfg.tracking.uri} (experiment {cfg.tracking.experiment!r})")
+        print(f"MLflow run {run.run_id} in {cfg.tracking.uri} (experiment {cfg.tracking.experiment!r})")
     gold = "off" if not cfg.gold.enabled else f"{len(tasks)}/{len(tasks) + len(excluded)} references pass their suites"
     print(f"gold check: {gold}; isolation in force: {tags['isolation']}")
     print(f"cache: {cache.hits} hits, {cache.misses} misses; records in {out_dir / 'attempts.jsonl'}")

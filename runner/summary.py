@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from runner.config import Config
 from runner.records import AttemptRecord
 from runner.scoring import UNSCORED, is_scored
 
@@ -46,7 +47,7 @@ def _outcomes(records: list[AttemptRecord]) -> str:
     return ", ".join(f"{k}×{v}" for k, v in counts.items())
 
 
-def summary_table(cfg, metrics: dict, rows: list[dict]) -> str:
+def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
     """Markdown: per-task outcomes, then the totals first vs after repair with pass@1 and its CI,
     functional and policy-compliant (passed with no gate violation) side by side.
 

@@ -11,7 +11,8 @@ Register in conf/config.yaml:
 race on a fresh SQLite file) and the parent run, and publishes its id in the environment variable
 `tracking.PARENT_ENV` and the file `tracking.PARENT_FILE` in the sweep directory (jobs run by other
 launchers may live in other processes). `on_multirun_end` writes the sweep report with
-`runner.report.make_report`, logs it to the parent run and ends it.
+`runner.report.make_report`, logs it to the parent run and ends it FINISHED; a sweep that stops before
+its end (a job raised, or SIGINT / SIGTERM) ends it FAILED or KILLED when the process exits.
 """
 
 from __future__ import annotations
@@ -26,7 +27,9 @@ from typing import Any
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from runner.tracking import PARENT_ENV, PARENT_FILE, ensure_store
+from runner import interrupt
+from runner.config import TrackingConfig
+from runner.tracking import PARENT_ENV, PARENT_FILE, end_orphaned_runs, ensure_store, process_tags
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +49,7 @@ class MlflowSweepCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Create the store, the experiment and the parent run; publish the run id for the jobs."""
-        tracking = config.tracking
+        tracking = TrackingConfig(**OmegaConf.to_container(config.tracking, resolve=True))
         if not tracking.enabled:
             return
         from mlflow.tracking import MlflowClient
@@ -55,8 +58,9 @@ class MlflowSweepCallback(Callback):
         sweep_dir = Path(str(config.hydra.sweep.dir))
         sweep_dir.mkdir(parents=True, exist_ok=True)
         overrides = OmegaConf.select(config, "hydra.overrides.task", default=[]) or []
-        self.uri = str(tracking.uri)
+        self.uri = tracking.uri
         client = MlflowClient(tracking_uri=self.uri)
+        end_orphaned_runs(client, experiment_id)  # e.g. the parent run of a sweep that got `kill -9`
         run = client.create_run(
             experiment_id,
             run_name=f"sweep {sweep_dir.parent.name}/{sweep_dir.name}",
@@ -64,13 +68,14 @@ class MlflowSweepCallback(Callback):
                 "runner.role": "sweep",
                 "runner.sweep_dir": str(sweep_dir.resolve()),
                 "runner.overrides": " ".join(str(o) for o in overrides)[:8000],
+                **process_tags(),
             },
         )
         self.run_id = run.info.run_id
         marker = {"run_id": self.run_id, "tracking_uri": self.uri, "experiment_id": experiment_id}
         (sweep_dir / PARENT_FILE).write_text(json.dumps(marker) + "\n")
         os.environ[PARENT_ENV] = self.run_id
-        atexit.register(self._end_if_running, "FAILED")  # a job raised: on_multirun_end never comes
+        atexit.register(self._end_at_exit)  # a job raised or the sweep was interrupted: no on_multirun_end
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         """Write the sweep report, log it to the parent run and end the parent run."""
@@ -97,6 +102,9 @@ class MlflowSweepCallback(Callback):
             log.exception("sweep report failed; parent run %s marked FAILED", self.run_id)
         finally:
             self._end_if_running(status)
+
+    def _end_at_exit(self) -> None:
+        self._end_if_running("KILLED" if interrupt.received() is not None else "FAILED")
 
     def _end_if_running(self, status: str) -> None:
         if self.run_id is None:

@@ -1,30 +1,39 @@
 """MLflow tracking: one run per job, nested under the sweep's parent run when there is one.
 
-The store is created once by `ensure_store` (the sweep callback calls it before any job starts, so
-parallel jobs never race on a fresh SQLite database). A job finds its sweep's parent run through the
-environment variable PARENT_ENV or the file PARENT_FILE in the sweep directory, which
+A job's run is opened when the job starts (`JobRun(cfg, out_dir)`: RUNNING, the config as params), gets
+progress metrics while the job runs, its results at the end, and ends FINISHED, FAILED or KILLED.
+`ensure_store` creates the store safely (runner.store) and the experiment. A job finds its sweep's parent
+run through the environment variable PARENT_ENV or the file PARENT_FILE in the sweep directory, which
 `runner.sweep_callback.MlflowSweepCallback` writes. With `tracking.enabled=false` nothing here
 imports or touches MLflow.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import os
 import re
+import socket
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import OmegaConf
 
+from runner import interrupt
+from runner.config import Config, TrackingConfig
 from runner.records import AttemptRecord
+from runner.store import prepare_sqlite_store, sqlite_path
 
 log = logging.getLogger(__name__)
 
 PARENT_ENV = "RUNNER_MLFLOW_PARENT_RUN_ID"
 PARENT_FILE = "mlflow_parent_run.json"
+PROGRESS_EVERY_S = 10.0
+"""Progress metrics are logged at most this often while a job runs (and once at its end)."""
 
 # MLflow's limits (mlflow.utils.validation): key length, value lengths and batch sizes.
 MAX_KEY = 250
@@ -33,47 +42,28 @@ MAX_TAG_VALUE = 8000
 BATCH = 100
 
 
-def _get(cfg: Any, key: str, default: Any = None) -> Any:
-    """`key` (dotted) from a DictConfig, a mapping or a dataclass; `default` when absent or missing."""
-    node = cfg
-    for part in key.split("."):
-        try:
-            node = node.get(part) if isinstance(node, Mapping) else getattr(node, part, None)
-        except Exception:  # a MISSING ("???") value
-            return default
-        if node is None:
-            return default
-    return node
-
-
-def _sqlite_path(uri: str) -> Path | None:
-    return Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
-
-
-def ensure_store(tracking_cfg: Any) -> str | None:
+def ensure_store(tracking: TrackingConfig) -> str | None:
     """Create the tracking store and experiment if missing; return the experiment id.
 
-    `tracking_cfg` has `enabled`, `uri`, `experiment`, `artifact_root` (runner.config.TrackingConfig
-    or a DictConfig of it). Returns None without importing MLflow when tracking is disabled. A new
-    experiment stores its artifacts under `artifact_root` (made absolute).
+    Returns None without importing MLflow when tracking is disabled. A local SQLite store is created
+    whole or not at all (runner.store; StoreError when it is half-migrated). A new experiment stores its
+    artifacts under `artifact_root` (made absolute).
     """
-    if not _get(tracking_cfg, "enabled", True):
+    if not tracking.enabled:
         return None
+    db = sqlite_path(tracking.uri)
+    if db is not None:
+        prepare_sqlite_store(db)
     from mlflow.exceptions import MlflowException
     from mlflow.tracking import MlflowClient
 
-    uri = str(_get(tracking_cfg, "uri"))
-    name = str(_get(tracking_cfg, "experiment", "runner"))
-    db = _sqlite_path(uri)
-    if db is not None:
-        db.parent.mkdir(parents=True, exist_ok=True)
-    client = MlflowClient(tracking_uri=uri)
+    client = MlflowClient(tracking_uri=tracking.uri)
+    name = tracking.experiment
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
-        artifact_root = _get(tracking_cfg, "artifact_root", "")
         location = None
-        if artifact_root:
-            root = Path(str(artifact_root)).resolve()
+        if tracking.artifact_root:
+            root = Path(tracking.artifact_root).resolve()
             root.mkdir(parents=True, exist_ok=True)
             location = root.as_uri()
         try:  # the tag makes MLflow 3's UI open the experiment in its "Model training" (runs) view
@@ -86,21 +76,51 @@ def ensure_store(tracking_cfg: Any) -> str | None:
                 raise
     if experiment.lifecycle_stage == "deleted":
         raise RuntimeError(
-            f"MLflow experiment {name!r} at {uri} is deleted; restore it "
+            f"MLflow experiment {name!r} at {tracking.uri} is deleted; restore it "
             f"(mlflow experiments restore --experiment-id {experiment.experiment_id}) "
             "or set tracking.experiment to another name"
         )
     return experiment.experiment_id
 
 
-def flatten_config(cfg: Any, prefix: str = "") -> dict[str, str]:
-    """The resolved config as dotted keys -> string values (lists as JSON); the `hydra` node is dropped."""
-    if isinstance(cfg, DictConfig):
-        cfg = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
+def end_status(exc: BaseException) -> str:
+    """The MLflow status of a run its job left by `exc`: KILLED (SIGINT / SIGTERM, Ctrl-C) or FAILED."""
+    return "KILLED" if interrupt.received() is not None or isinstance(exc, KeyboardInterrupt) else "FAILED"
+
+
+def process_tags() -> dict[str, str]:
+    """Tags naming the process that owns a run (host and pid), for finding runs whose process died."""
+    return {"runner.host": socket.gethostname(), "runner.pid": str(os.getpid())}
+
+
+def end_orphaned_runs(client: Any, experiment_id: str) -> list[str]:
+    """End KILLED the RUNNING runs of this host whose process is gone (`kill -9` ends no run); their ids."""
+    host = socket.gethostname()
+    query = f"attributes.status = 'RUNNING' and tags.`runner.host` = '{host}'"
+    ended = []
+    for run in client.search_runs([experiment_id], filter_string=query):
+        pid = int(run.data.tags.get("runner.pid") or 0)
+        if pid > 0 and not _process_exists(pid):
+            client.set_terminated(run.info.run_id, "KILLED")
+            ended.append(run.info.run_id)
+    return ended
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
+def flatten_config(cfg: Config | Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """The config as dotted keys -> string values (lists as JSON)."""
+    items = dataclasses.asdict(cfg) if dataclasses.is_dataclass(cfg) else cfg
     out: dict[str, str] = {}
-    for key, value in cfg.items():
-        if not prefix and key == "hydra":
-            continue
+    for key, value in items.items():
         name = f"{prefix}{key}"
         if isinstance(value, Mapping) and value:
             out.update(flatten_config(value, prefix=f"{name}."))
@@ -190,51 +210,65 @@ def _columns(rows: list[dict]) -> dict[str, list]:
     return {k: [row.get(k) for row in rows] for k in keys}
 
 
-def log_job(
-    cfg: DictConfig,
-    out_dir: Path,
-    records: list[AttemptRecord],
-    metrics: dict,
-    tags: dict[str, str],
-    task_rows: list[dict],
-) -> str | None:
-    """Log one job as an MLflow run and return its run id (None when tracking is disabled).
+class JobRun:
+    """One job's MLflow run, opened when the job starts and ended exactly once."""
 
-    Params: the flattened resolved config. Tags: `tags` plus model name, seed and output dir, and
-    `mlflow.parentRunId` when the job belongs to a sweep. Metrics: `metrics` (None values skipped).
-    Artifacts: config.yaml, attempts.jsonl, summary.md (the job's own if out_dir has one, else the metrics
-    table), metrics.md, summary.json / run.json when present, attempts/<task>/<sample>_<attempt>/
-    (response, code, test log), any *.png in out_dir under plots/, and the per-task table tasks.json.
-    """
-    if not _get(cfg, "tracking.enabled", False):
-        return None
-    from mlflow.entities import Metric, Param
-    from mlflow.tracking import MlflowClient
+    def __init__(self, cfg: Config, out_dir: Path) -> None:
+        """Open the run (RUNNING): store and experiment made if missing, tags, the config as params."""
+        from mlflow.entities import Param
+        from mlflow.tracking import MlflowClient
 
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    experiment_id = ensure_store(cfg.tracking)
-    client = MlflowClient(tracking_uri=str(cfg.tracking.uri))
-    model, seed = str(_get(cfg, "model.name", "")), str(_get(cfg, "seed", ""))
-    all_tags = {**tags, "model": model, "seed": seed, "runner.out_dir": str(out_dir.resolve())}
-    parent = find_parent_run(out_dir)
-    if parent:
-        try:
-            client.get_run(parent)
-            all_tags["mlflow.parentRunId"] = parent
-        except Exception:
-            log.warning("sweep parent run %s not found in %s; logging an unnested run", parent, cfg.tracking.uri)
-    run = client.create_run(experiment_id, run_name=out_dir.name, tags=_truncate(all_tags, MAX_TAG_VALUE))
-    run_id = run.info.run_id
-    try:
+        self.out_dir = Path(out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        experiment_id = ensure_store(cfg.tracking)
+        self.uri = cfg.tracking.uri
+        self.client = MlflowClient(tracking_uri=self.uri)
+        end_orphaned_runs(self.client, experiment_id)
+        tags = {"model": cfg.model.name, "seed": str(cfg.seed), "runner.out_dir": str(self.out_dir.resolve())}
+        tags.update(process_tags())
+        parent = find_parent_run(self.out_dir)
+        if parent:
+            try:
+                self.client.get_run(parent)
+                tags["mlflow.parentRunId"] = parent
+            except Exception:
+                log.warning("sweep parent run %s not found in %s; logging an unnested run", parent, self.uri)
+        run = self.client.create_run(experiment_id, run_name=self.out_dir.name, tags=_truncate(tags, MAX_TAG_VALUE))
+        self.run_id: str = run.info.run_id
+        self.started_ms = int(run.info.start_time)
+        self.ended = False
+        self._last_progress = 0.0
         params = [Param(k, v) for k, v in _truncate(flatten_config(cfg), MAX_PARAM_VALUE).items()]
         for i in range(0, len(params), BATCH):
-            client.log_batch(run_id, params=params[i : i + BATCH])
-        now = int(run.info.start_time)
+            self.client.log_batch(self.run_id, params=params[i : i + BATCH])
+
+    def progress(self, done: int, passed: int, total: int, force: bool = False) -> None:
+        """Log samples done / passed so far (step = samples done), at most every PROGRESS_EVERY_S seconds."""
+        now = time.monotonic()
+        if not force and now - self._last_progress < PROGRESS_EVERY_S and done < total:
+            return
+        self._last_progress = now
+        from mlflow.entities import Metric
+
+        stamp = int(time.time() * 1000)
+        values = {"progress_samples_done": done, "progress_samples_passed": passed, "progress_samples_total": total}
+        try:
+            self.client.log_batch(self.run_id, metrics=[Metric(k, float(v), stamp, done) for k, v in values.items()])
+        except Exception as exc:  # progress is a convenience: a busy store must not stop the job
+            log.warning("MLflow progress not logged: %s", exc)
+
+    def log_results(
+        self, cfg: Config, records: list[AttemptRecord], metrics: dict, tags: dict[str, str], task_rows: list[dict]
+    ) -> None:
+        """Log the job's results on the run: metrics, tags and the artifacts `log_job` lists."""
+        from mlflow.entities import Metric, RunTag
+
+        out_dir, client, run_id = self.out_dir, self.client, self.run_id
+        client.log_batch(run_id, tags=[RunTag(k, v) for k, v in _truncate(tags, MAX_TAG_VALUE).items()])
+        now = int(time.time() * 1000)
         values = [Metric(k, float(v), now, 0) for k, v in metrics.items() if v is not None]
         for i in range(0, len(values), 1000):
             client.log_batch(run_id, metrics=values[i : i + 1000])
-
         (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
         attempts = out_dir / "attempts.jsonl"
         if not attempts.is_file():
@@ -251,8 +285,39 @@ def log_job(
             client.log_artifact(run_id, str(png), "plots")
         if task_rows:
             client.log_table(run_id, data=_columns(task_rows), artifact_file="tasks.json")
-    except BaseException:
-        client.set_terminated(run_id, "FAILED")
+
+    def end(self, status: str) -> None:
+        """End the run with FINISHED, FAILED or KILLED (once; later calls do nothing)."""
+        if self.ended:
+            return
+        self.ended = True
+        self.client.set_terminated(self.run_id, status)
+
+
+def log_job(
+    cfg: Config,
+    out_dir: Path,
+    records: list[AttemptRecord],
+    metrics: dict,
+    tags: dict[str, str],
+    task_rows: list[dict],
+) -> str | None:
+    """Log one finished job as a whole MLflow run and return its run id (None when tracking is disabled).
+
+    Params: the flattened config. Tags: `tags` plus model name, seed, output dir, host and pid, and
+    `mlflow.parentRunId` when the job belongs to a sweep. Metrics: `metrics` (None values skipped).
+    Artifacts: config.yaml, attempts.jsonl, summary.md (the job's own if out_dir has one, else the metrics
+    table), metrics.md, summary.json / run.json when present, attempts/<task>/<sample>_<attempt>/
+    (response, code, test log), any *.png in out_dir under plots/, and the per-task table tasks.json.
+    A job logs the same through `JobRun`, on a run it opened when it started.
+    """
+    if not cfg.tracking.enabled:
+        return None
+    run = JobRun(cfg, out_dir)
+    try:
+        run.log_results(cfg, records, metrics, tags, task_rows)
+    except BaseException as exc:
+        run.end(end_status(exc))
         raise
-    client.set_terminated(run_id, "FINISHED")
-    return run_id
+    run.end("FINISHED")
+    return run.run_id

@@ -52,6 +52,7 @@ def populate_demo(directory: Path, experiment: str) -> str:
     sys.path.insert(0, str(ROOT))
     from omegaconf import OmegaConf
 
+    from runner.config import Config, ModelConfig, TrackingConfig
     from runner.records import AttemptRecord
     from runner.scoring import summarize, task_table
     from runner.sweep_callback import MlflowSweepCallback
@@ -64,7 +65,7 @@ def populate_demo(directory: Path, experiment: str) -> str:
     callback = MlflowSweepCallback()
     callback.on_multirun_start(OmegaConf.create({"tracking": tracking, "hydra": {"sweep": {"dir": str(sweep)}}}))
     for num, (model, seed) in enumerate((("demo_model_a", 1), ("demo_model_b", 1))):
-        cfg = OmegaConf.create({"model": {"name": model}, "seed": seed, "tracking": tracking})
+        cfg = Config(model=ModelConfig(name=model, id=model), seed=seed, tracking=TrackingConfig(**tracking))
         records = [
             AttemptRecord(
                 f"task_{i}",

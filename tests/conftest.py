@@ -23,6 +23,13 @@ def datasets_available() -> bool:
     return Path(os.environ.get(DATASETS_ENV, "/nonexistent")).is_dir()
 
 
+def typed_test_config(overrides: list[str] | None = None):
+    """The composed config as `runner.config.Config`, as every entry point hands it on."""
+    from runner.validation import typed_config
+
+    return typed_config(compose_config(overrides))
+
+
 @pytest.fixture
 def make_config():
     return compose_config

@@ -8,6 +8,8 @@ import pytest
 from hydra.errors import ConfigCompositionException
 from omegaconf.errors import ConfigKeyError, ValidationError
 
+from runner.config import Config, GateConfig
+from runner.validation import ConfigError, typed_config
 from tests.conftest import compose_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -91,3 +93,60 @@ def test_sweep_expands_to_four_jobs_that_fail_cleanly_without_ollama(tmp_path):
     assert out.returncode != 0
     # each job logs why it failed and what to do; Hydra then re-raises the first failure
     assert (out.stdout + out.stderr).count("ollama serve") >= 4, out.stdout[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("repair.max_attempts=-1", "repair.max_attempts=-1 is not allowed; it must be >= 0"),
+        ("sampling.n=0", "sampling.n=0 is not allowed; it must be >= 1"),
+        ("sampling.temperature=-1", "sampling.temperature=-1.0 is not allowed; it must be >= 0"),
+        ("sampling.top_p=0", "sampling.top_p=0.0 is not allowed; it must be in (0, 1]"),
+        ("sandbox.memory_mb=-5", "sandbox.memory_mb=-5 is not allowed; it must be > 0"),
+        ("sandbox.workers=0", "sandbox.workers=0 is not allowed; it must be >= 1"),
+        ("backend.max_concurrency=0", "backend.max_concurrency=0 is not allowed; it must be >= 1"),
+        ("backend.name=nope", "backend.name='nope' is not allowed; it must be one of llamacpp, ollama, openai, replay"),
+        ("gold.on_failure=whatever", "gold.on_failure='whatever' is not allowed; it must be one of exclude, abort"),
+        ("scoring.ci_level=7", "scoring.ci_level=7.0 is not allowed; it must be in (0, 1), e.g. 0.95"),
+        ("scoring.k=[0]", "scoring.k=[0] is not allowed; it must be a non-empty list of counts >= 1"),
+        ("task_set.created_after=soon", "task_set.created_after='soon' is not allowed; it must be an ISO date"),
+        ("+gate.allowed_imports=[os.path,'1x']", "gate.allowed_imports=['os.path', '1x'] is not allowed"),
+        ("+sampling.temprature=0.5", "unknown config key sampling.temprature; the keys there are: temperature, top_p"),
+        ("+colour=red", "unknown config key colour; the keys there are: backend, model, sampling"),
+    ],
+)
+def test_nonsense_values_and_appended_keys_fail_in_one_line(override, message):
+    with pytest.raises(ConfigError) as info:
+        typed_config(compose_config([override]))
+    assert message in str(info.value) and "\n" not in str(info.value)
+
+
+def test_typed_config_gives_the_dataclasses():
+    cfg = typed_config(compose_config(["task_set=humaneval"]))
+    assert isinstance(cfg, Config) and isinstance(cfg.gate, GateConfig) and cfg.gate.name == "stdlib"
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("+sampling.temprature=0.5", "unknown config key sampling.temprature"),
+        ("scoring.ci_level=7", "scoring.ci_level=7.0 is not allowed"),
+    ],
+)
+def test_cli_rejects_bad_config_before_any_work(tmp_path, override, message):
+    # An unreachable server and no tracking: were the config accepted, the job would fail differently.
+    out = _runner(override, "backend=openai", "backend.base_url=http://127.0.0.1:9/v1", "backend.max_retries=0",
+                  "tracking=off", f"hydra.run.dir={tmp_path}/job", f"cache_dir={tmp_path}/cache")  # fmt: skip
+    text = out.stdout + out.stderr  # Hydra's logging goes to stdout
+    assert out.returncode == 1
+    assert message in text and "Traceback" not in text, text[-2000:]
+    assert not (tmp_path / "job" / "config.yaml").exists()
+
+
+@pytest.mark.parametrize("tool", ["runner.gold", "runner.evaluate"])
+def test_tools_reject_bad_config_in_one_line(tmp_path, tool):
+    extra = [f"samples={tmp_path}/s.jsonl", f"out={tmp_path}/o.jsonl"] if tool == "runner.evaluate" else []
+    out = subprocess.run([sys.executable, "-m", tool, *extra, "sandbox.workers=0"], cwd=ROOT,
+                         capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert out.returncode == 1
+    assert out.stderr.strip() == "error: sandbox.workers=0 is not allowed; it must be >= 1"

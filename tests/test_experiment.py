@@ -11,7 +11,7 @@ from runner.experiment import AttemptWriter, Experiment, sample_seed
 from runner.generation.backends.base import BackendError, Generation
 from runner.records import read_attempts
 from runner.tasks.model import Task
-from tests.conftest import compose_config
+from tests.conftest import typed_test_config
 
 GOOD = "```python\ndef add(a, b):\n    return a + b\n```"
 BAD = "```python\ndef add(a, b):\n    return a - b\n```"
@@ -49,11 +49,11 @@ def fake_judge(task, code):
     return Verdict(outcome=outcome, suites={"visible": SuiteResult("visible", outcome, tests)}, duration_s=0.02)
 
 
-def _experiment(tmp_path, backend, out="attempts.jsonl", overrides=()):
-    cfg = compose_config(["progress=false", *overrides])
-    return Experiment(cfg=cfg, backend=backend, model_identity={"model": "fake"}, judge=fake_judge,
-                      judge_key=lambda t, c: content_key(t.id, c),
-                      cache=Cache(tmp_path / "cache"), writer=AttemptWriter(tmp_path / out))  # fmt: skip
+def _experiment(tmp_path, backend, out="attempts.jsonl", overrides=(), judge=fake_judge, on_progress=None):
+    cfg = typed_test_config(["progress=false", *overrides])
+    return Experiment(cfg=cfg, backend=backend, model_identity={"model": "fake"}, judge=judge,
+                      judge_key=lambda t, c: content_key(t.id, c), cache=Cache(tmp_path / "cache"),
+                      writer=AttemptWriter(tmp_path / out), on_progress=on_progress)  # fmt: skip
 
 
 def _tasks():
@@ -135,3 +135,28 @@ def test_prompt_set_prefix_is_sent_and_extraction_changes_are_recorded(tmp_path)
 def test_prompt_set_stop_sequences_reach_the_backend(tmp_path):
     experiment = _experiment(tmp_path, ScriptedBackend(), overrides=["prompts=completion"])
     assert "\ndef " in experiment._options(0).stop
+
+
+def test_repair_feedback_is_bounded_by_feedback_max_chars(tmp_path):
+    def long_failure(task, code):
+        verdict = fake_judge(task, code)
+        if verdict.passed:
+            return verdict
+        tests = tuple(TestResult(f"test_{i}", "failed", "assert " + "x" * 250) for i in range(40))
+        return Verdict(Outcome.FAILED, suites={"visible": SuiteResult("visible", Outcome.FAILED, tests)})
+
+    for limit in (150, 100_000):
+        backend = ScriptedBackend()
+        overrides = (f"repair.feedback_max_chars={limit}",)
+        asyncio.run(_experiment(tmp_path / str(limit), backend, overrides=overrides, judge=long_failure).run(_tasks()))
+        repair = next(m[-1]["content"] for m in backend.calls if "Your previous implementation" in m[-1]["content"])
+        feedback = repair.split("Validation feedback:\n")[1].split("\n\nReturn a complete")[0]
+        assert feedback.startswith("Visible tests: failed.\n- test_0 failed")
+        assert len(feedback) <= limit
+        assert feedback.endswith("...") == (limit == 150) and ("test_39 failed" in feedback) == (limit > 150)
+
+
+def test_progress_callback_sees_every_sample(tmp_path):
+    seen = []
+    asyncio.run(_experiment(tmp_path, ScriptedBackend(), on_progress=lambda *a: seen.append(a)).run(_tasks()))
+    assert sorted(seen) == [(1, 1, 3), (2, 2, 3), (3, 3, 3)]

@@ -13,7 +13,7 @@ from runner.execution.sandbox import Limits, WorkerPool
 from runner.experiment import AttemptWriter, Experiment
 from runner.generation.backends.base import Generation
 from runner.tasks.model import Task
-from tests.conftest import compose_config
+from tests.conftest import typed_test_config
 
 MARKER = "ZQXJ_SECRET_7731"
 
@@ -55,7 +55,7 @@ class RecordingBackend:
 
 
 def _run(tmp_path, answers, budget):
-    cfg = compose_config(["progress=false", f"repair.max_attempts={budget}"])
+    cfg = typed_test_config(["progress=false", f"repair.max_attempts={budget}"])
     backend = RecordingBackend(answers)
     with WorkerPool(1, Limits(timeout_s=20, cpu_s=20)) as pool:
         experiment = Experiment(

@@ -88,3 +88,17 @@ def test_tools_report_a_bad_task_in_one_line(tmp_path):
                              capture_output=True, text=True, timeout=120)  # fmt: skip
         assert out.returncode == 1, out.stderr
         assert "bad.yaml, field `promt`: unknown field" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_a_task_file_that_is_not_utf8_is_a_task_error(tmp_path):
+    text = (FIXTURES / "good.yaml").read_text()
+    (tmp_path / "latin1.yaml").write_bytes(text.encode("utf-8") + "# café\n".encode("latin-1"))
+    with pytest.raises(TaskError, match=r"latin1\.yaml: is not UTF-8 text \(byte \d+\); save the file as UTF-8"):
+        load_task_dir(tmp_path)
+
+
+def test_a_directory_named_like_a_task_is_a_task_error(tmp_path):
+    shutil.copy(FIXTURES / "good.yaml", tmp_path / "a.yaml")
+    (tmp_path / "x.yaml").mkdir()
+    with pytest.raises(TaskError, match=r"x\.yaml: is not a file"):
+        load_task_dir(tmp_path)

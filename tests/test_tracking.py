@@ -9,12 +9,13 @@ import sys
 
 import pytest
 from mlflow.tracking import MlflowClient
-from omegaconf import OmegaConf
+from omegaconf import OmegaConf, open_dict
 
+from runner.config import Config, ModelConfig, PromptsConfig, SamplingConfig, ScoringConfig, TrackingConfig
 from runner.records import AttemptRecord
 from runner.scoring import summarize, task_table
 from runner.sweep_callback import MlflowSweepCallback
-from runner.tracking import PARENT_ENV, PARENT_FILE, ensure_store, flatten_config, log_job
+from runner.tracking import PARENT_ENV, PARENT_FILE, JobRun, ensure_store, flatten_config, log_job, process_tags
 
 
 def rec(task, outcome, attempt=0, final=True, **kw) -> AttemptRecord:
@@ -33,23 +34,25 @@ RECORDS = [
 ]  # fmt: skip
 
 
-def make_cfg(tmp_path, model="tiny", seed=7, enabled=True, sweep_dir=None):
-    cfg = {
-        "model": {"name": model, "id": "x.gguf"},
-        "seed": seed,
-        "sampling": {"temperature": 0.0, "stop": ["```"]},
-        "prompts": {"system": "s" * 7000},  # longer than MLflow's param limit: truncated, not fatal
-        "tracking": {
-            "enabled": enabled,
-            "uri": f"sqlite:///{tmp_path}/store/mlflow.db",
-            "experiment": "exp",
-            "artifact_root": str(tmp_path / "store" / "artifacts"),
-        },
-        "scoring": {"k": [1], "ci_level": 0.95, "bootstrap_resamples": 100, "bootstrap_seed": 0},
-    }
-    if sweep_dir is not None:
-        cfg["hydra"] = {"sweep": {"dir": str(sweep_dir)}, "overrides": {"task": ["model=tiny", "seed=1,2"]}}
-    return OmegaConf.create(cfg)
+def make_cfg(tmp_path, model="tiny", seed=7, enabled=True) -> Config:
+    return Config(
+        model=ModelConfig(name=model, id="x.gguf"),
+        seed=seed,
+        sampling=SamplingConfig(temperature=0.0, stop=["```"]),
+        prompts=PromptsConfig(system="s" * 7000),  # longer than MLflow's param limit: truncated, not fatal
+        tracking=TrackingConfig(
+            enabled, f"sqlite:///{tmp_path}/store/mlflow.db", "exp", str(tmp_path / "store" / "artifacts")
+        ),
+        scoring=ScoringConfig(bootstrap_resamples=100),
+    )
+
+
+def sweep_cfg(tmp_path, sweep_dir):
+    """The config a Hydra sweep callback gets: a DictConfig with the `hydra` node."""
+    cfg = OmegaConf.structured(make_cfg(tmp_path))
+    with open_dict(cfg):
+        cfg.hydra = {"sweep": {"dir": str(sweep_dir)}, "overrides": {"task": ["model=tiny", "seed=1,2"]}}
+    return cfg
 
 
 @pytest.fixture(autouse=True)
@@ -57,11 +60,10 @@ def clean_env(monkeypatch):
     monkeypatch.delenv(PARENT_ENV, raising=False)
 
 
-def test_flatten_config_dotted_and_drops_hydra(tmp_path):
-    flat = flatten_config(make_cfg(tmp_path, sweep_dir=tmp_path))
+def test_flatten_config_dotted(tmp_path):
+    flat = flatten_config(make_cfg(tmp_path))
     assert flat["model.name"] == "tiny" and flat["seed"] == "7"
-    assert flat["sampling.stop"] == '["```"]'
-    assert not any(k.startswith("hydra") for k in flat)
+    assert flat["sampling.stop"] == '["```"]' and flat["sandbox.timeout_s"] == "10.0"
 
 
 def test_disabled_tracking_touches_nothing(tmp_path):
@@ -111,7 +113,7 @@ def test_log_job_round_trip(tmp_path):
 
 def test_sweep_parent_with_nested_children(tmp_path):
     sweep = tmp_path / "multirun" / "2026-11-30" / "12-00-00"
-    cfg = make_cfg(tmp_path, sweep_dir=sweep)
+    cfg = sweep_cfg(tmp_path, sweep)
     callback = MlflowSweepCallback()
     callback.on_multirun_start(cfg)
     parent = json.loads((sweep / PARENT_FILE).read_text())["run_id"]
@@ -147,13 +149,16 @@ APP = """
 import hydra
 from pathlib import Path
 from hydra.core.hydra_config import HydraConfig
+from runner.config import Config, ModelConfig, TrackingConfig
 from runner.records import AttemptRecord
 from runner.scoring import summarize, task_table
 from runner.tracking import log_job
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
-def main(cfg):
+def main(dict_cfg):
+    tracking = TrackingConfig(**dict_cfg.tracking)
+    cfg = Config(model=ModelConfig(name="tiny", id="x"), seed=dict_cfg.seed, tracking=tracking)
     out = Path(HydraConfig.get().runtime.output_dir)
     recs = [AttemptRecord(task_id="t", sample=0, attempt=0, seed=cfg.seed, model=cfg.model.name, messages=[],
             options={}, response="", code=None, outcome="passed" if cfg.seed == 1 else "failed", final=True)]
@@ -197,3 +202,22 @@ def test_real_hydra_multirun_nests_jobs(tmp_path):
     assert sorted(r.data.params["seed"] for r in children) == ["1", "2"]
     assert sorted(r.data.metrics["pass_at_1_first"] for r in children) == [0.0, 1.0]
     assert (tmp_path / "multirun" / "sweep1" / "report.md").is_file()
+
+
+def test_runs_whose_process_died_are_ended_killed(tmp_path):
+    """`kill -9` ends no run; the next job or sweep on this host ends it KILLED (a live process's run stays)."""
+    cfg = make_cfg(tmp_path)
+    experiment_id = ensure_store(cfg.tracking)
+    client = MlflowClient(tracking_uri=cfg.tracking.uri)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = client.create_run(experiment_id, tags={**process_tags(), "runner.pid": str(gone.pid)}).info.run_id
+    live = client.create_run(experiment_id, tags=process_tags()).info.run_id
+    other_host = client.create_run(experiment_id, tags={"runner.host": "elsewhere", "runner.pid": str(gone.pid)})
+    job = JobRun(cfg, tmp_path / "outputs" / "next")
+    assert client.get_run(dead).info.status == "KILLED"
+    assert client.get_run(live).info.status == "RUNNING"
+    assert client.get_run(other_host.info.run_id).info.status == "RUNNING"
+    assert client.get_run(job.run_id).info.status == "RUNNING"
+    job.end("FINISHED")
+    assert client.get_run(job.run_id).info.status == "FINISHED"

@@ -136,29 +136,11 @@ def _check_top_level(tree: ast.Module, gate: GateConfig, entry_points: tuple[str
     return found
 
 
-_PLAIN: dict[int, tuple[object, GateConfig]] = {}
-
-
-def _plain(gate) -> GateConfig:
-    """The gate as a plain dataclass: reading an OmegaConf node per AST node costs more than the check."""
-    if isinstance(gate, GateConfig):
-        return gate
-    found = _PLAIN.get(id(gate))
-    if found is None or found[0] is not gate:
-        from omegaconf import OmegaConf
-
-        plain = OmegaConf.to_object(gate)
-        found = (gate, plain if isinstance(plain, GateConfig) else GateConfig(**plain))
-        _PLAIN[id(gate)] = found  # the node is kept alive with it, so its id cannot be reused
-    return found[1]
-
-
 def gate_violations(code: str, gate: GateConfig, entry_points: tuple[str, ...]) -> list[GateViolation]:
     """Every violation of the gate's rules by `code`, in source order (empty if it passes).
 
     `code` must parse (raises SyntaxError otherwise). `gate.enabled = False` disables every rule.
     """
-    gate = _plain(gate)
     if not gate.enabled:
         return []
     tree = ast.parse(code)
@@ -173,12 +155,12 @@ def check_gate(code: str, gate: GateConfig, entry_points: tuple[str, ...]) -> Ga
     return found[0] if found else None
 
 
-def reports_only(gate) -> bool:
+def reports_only(gate: GateConfig) -> bool:
     """True in `report` mode (violations are recorded, the candidate runs); False in `enforce` mode.
 
     Raises ValueError naming the setting for any other mode.
     """
-    mode = _plain(gate).mode
+    mode = gate.mode
     if mode not in GATE_MODES:
         raise ValueError(f"gate.mode={mode!r} is not a gate mode; use one of {', '.join(GATE_MODES)}")
     return mode == "report"

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
+from runner.config import SandboxConfig
+
+_DEFAULTS = SandboxConfig()
+
 
 @dataclass(frozen=True)
 class Limits:
-    """Limits for one suite run of one candidate.
+    """Limits for one suite run of one candidate; defaults from `runner.config.SandboxConfig`.
 
     `memory_mb` is address space allowed ABOVE the sandboxed child's own baseline (the warm worker
     has pytest and hypothesis loaded), never an absolute figure; it holds for the whole session that
@@ -15,33 +19,18 @@ class Limits:
     first test; `max_output_kb` too. The session may run `timeout_s` per suite in all.
     """
 
-    timeout_s: float = 10.0
-    cpu_s: float = 10.0
-    memory_mb: int = 512
-    max_file_mb: int = 16
-    max_open_files: int = 64
-    max_output_kb: int = 64
-    max_processes: int = 16
-    network: bool = False
-    drop_privileges: bool = True
-    hypothesis_examples: int = 100
+    timeout_s: float = _DEFAULTS.timeout_s
+    cpu_s: float = _DEFAULTS.cpu_s
+    memory_mb: int = _DEFAULTS.memory_mb
+    max_file_mb: int = _DEFAULTS.max_file_mb
+    max_open_files: int = _DEFAULTS.max_open_files
+    max_output_kb: int = _DEFAULTS.max_output_kb
+    max_processes: int = _DEFAULTS.max_processes
+    network: bool = _DEFAULTS.network
+    drop_privileges: bool = _DEFAULTS.drop_privileges
+    hypothesis_examples: int = _DEFAULTS.hypothesis_examples
 
     @classmethod
-    def from_config(cls, cfg) -> Limits:
-        """Limits from a `runner.config.SandboxConfig` (or a DictConfig / mapping with those keys).
-
-        Keys the config does not have keep their defaults; keys Limits does not know are ignored.
-        """
-        names = {f.name for f in fields(cls)}
-        if isinstance(cfg, dict):
-            values = {k: v for k, v in cfg.items() if k in names}
-        else:
-            values = {name: getattr(cfg, name) for name in names if _has(cfg, name)}
-        return cls(**values)
-
-
-def _has(cfg, name: str) -> bool:
-    try:
-        return name in cfg  # DictConfig and other mappings
-    except TypeError:
-        return hasattr(cfg, name)
+    def from_config(cls, cfg: SandboxConfig) -> Limits:
+        """The limits a sandbox config sets (its `workers` is the pool's size, not a limit)."""
+        return cls(**{f.name: getattr(cfg, f.name) for f in fields(cls)})

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from runner.config import PromptsConfig
 from runner.tasks.model import Task
 
 _PLACEHOLDER = re.compile(r"\{(prompt|raw_prompt|signature|entry_point|code|feedback)\}")
@@ -28,21 +29,21 @@ def _task_values(task: Task) -> dict[str, str]:
             "entry_point": task.entry_point}  # fmt: skip
 
 
-def _messages(prompts, user: str, values: dict[str, str]) -> list[dict[str, str]]:
+def _messages(prompts: PromptsConfig, user: str, values: dict[str, str]) -> list[dict[str, str]]:
     messages = [{"role": "system", "content": prompts.system}] if prompts.system else []
     messages.append({"role": "user", "content": render(user, **values)})
-    prefix = render(getattr(prompts, "prefix", "") or "", **values)
+    prefix = render(prompts.prefix, **values)
     if prefix:
         messages.append({"role": "assistant", "content": prefix})
     return messages
 
 
-def first_messages(prompts, task: Task) -> list[dict[str, str]]:
+def first_messages(prompts: PromptsConfig, task: Task) -> list[dict[str, str]]:
     """Messages for a task's first attempt (ending with the pre-filled answer start, if the set has one)."""
     return _messages(prompts, prompts.task, _task_values(task))
 
 
-def repair_messages(prompts, task: Task, code: str, feedback: str) -> list[dict[str, str]]:
+def repair_messages(prompts: PromptsConfig, task: Task, code: str, feedback: str) -> list[dict[str, str]]:
     """Messages for a repair attempt: the specification, the previous code and visible-only feedback."""
     values = {**_task_values(task), "code": code.strip(), "feedback": feedback.strip()}
     return _messages(prompts, prompts.repair, values)

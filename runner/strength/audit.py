@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.cli import Option, boolean, compose_config, parse_args
+from runner.config import TrackingConfig
 from runner.fingerprint import files_digest
 from runner.strength import hypothesis_profile, mutants
 from runner.tasks.model import SUITES, Task
@@ -279,7 +280,7 @@ def latest_audit_scores(task_set_name: str, cache_dir: str = ".cache/runner") ->
 
 def log_to_mlflow(
     audits: Sequence[TaskAudit],
-    tracking: Any,
+    tracking: TrackingConfig,
     task_set_name: str,
     threshold: float,
     report_path: Path,
@@ -290,13 +291,8 @@ def log_to_mlflow(
 
     from runner.tracking import ensure_store
 
-    uri = str(tracking.uri)
-    store = {
-        "enabled": True,
-        "uri": uri,
-        "experiment": f"{tracking.experiment}-audit",
-        "artifact_root": str(tracking.artifact_root),
-    }
+    uri = tracking.uri
+    store = TrackingConfig(True, uri, f"{tracking.experiment}-audit", tracking.artifact_root)
     experiment_id = ensure_store(store)  # creates mlruns/ and the experiment when missing
     mlflow.set_tracking_uri(uri)
     scored = [a for a in audits if a.score is not None]
@@ -328,11 +324,12 @@ OPTIONS = (
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry: audit a task set, print the table, write the reports; exit 1 if any audit failed."""
     from runner.tasks import load_task_set
+    from runner.validation import typed_config
 
     started = time.monotonic()
     argv = sys.argv[1:] if argv is None else list(argv)
     opts, overrides = parse_args(argv, OPTIONS, "runner.audit", __doc__)
-    cfg = compose_config(overrides)
+    cfg = typed_config(compose_config(overrides))
     options = AuditOptions(
         threshold=opts["threshold"],
         workers=opts["workers"],

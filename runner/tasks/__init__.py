@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
+from runner.config import TaskSetConfig
 from runner.tasks.loader import TaskError, load_task_dir
 from runner.tasks.model import SUITES, Task, task_set_hash
 
@@ -16,7 +17,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 __all__ = ["SUITES", "Task", "TaskError", "load_task_set", "select_tasks", "subset_tag", "task_set_hash"]
 
 
-def load_task_set(cfg) -> list[Task]:
+def load_task_set(cfg: TaskSetConfig) -> list[Task]:
     """Load the tasks a `task_set` config names, then apply its ids / limit / created_after filters."""
     if cfg.importer == "yaml":
         path = Path(cfg.path)

@@ -27,8 +27,14 @@ class TaskError(ValueError):
 def load_task_file(path: str | Path) -> Task:
     """Parse and validate one task YAML file."""
     path = Path(path)
+    if not path.is_file():
+        raise TaskError(path, None, "is not a file; a task is one YAML file (move or rename this entry)")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TaskError(path, None, f"is not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    except OSError as exc:
+        raise TaskError(path, None, f"cannot be read: {exc.strerror}") from None
     except yaml.YAMLError as exc:
         raise TaskError(path, None, f"is not valid YAML: {exc}") from None
     if not isinstance(data, dict):
