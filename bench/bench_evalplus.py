@@ -12,8 +12,10 @@ verdicts, compared with each other (base, and base+plus).
 
 EvalPlus is not a dependency of ours: `evalplus=PYTHON` names an interpreter that has it; by default
 the script makes a virtualenv of its own under bench/results/evalplus-venv (`python3 -m uv`) and
-installs `evalplus` there, once. Its ground-truth cache (~/.cache/evalplus) is warmed by one
-unmeasured run first, as the issue measured it ("EvalPlus warm"); ours is measured as it runs first.
+installs `evalplus` there, once. Both sides are measured warm: EvalPlus's ground-truth cache
+(~/.cache/evalplus) by one unmeasured run first, ours (expected outputs under .cache/runner/plus_oracle)
+by loading the task set once in a fresh process (its time is printed: the cold figure when the cache
+was empty).
 `datasets=` defaults to $RUNNER_DATASETS or ../shared/datasets.
 """
 
@@ -112,7 +114,7 @@ def ours(name: str, dataset: Path, samples: Path, workers: int, tmp: Path) -> di
     """`python -m runner.evaluate` as a user runs it, with a fresh cache directory."""
     out = tmp / f"ours-{name}.jsonl"
     command = [sys.executable, "-m", "runner.evaluate", f"samples={samples}", f"out={out}", f"task_set={name}",
-               f"task_set.path={dataset}", f"workers={workers}", f"cache_dir={tmp / 'cache'}"]  # fmt: skip
+               f"task_set.path={dataset}", f"workers={workers}"]  # fmt: skip
     result = run_measured(command, dict(os.environ), ROOT)
     verdicts = {}
     if out.exists():
@@ -121,6 +123,14 @@ def ours(name: str, dataset: Path, samples: Path, workers: int, tmp: Path) -> di
             base = bool(row.get("hidden", False))
             verdicts[row["task_id"]] = (base, base and bool(row.get("properties", True)))
     return {**result, "verdicts": verdicts}
+
+
+def warm_ours(name: str, dataset: Path) -> float:
+    """Load the task set once in a fresh process, so its expected outputs are cached (as EvalPlus's are)."""
+    code = f"from runner.tasks.importers import load_{name}; load_{name}({str(dataset)!r})"
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+    return time.perf_counter() - start
 
 
 def evalplus_python(option: str) -> str:
@@ -165,11 +175,13 @@ def bench(name: str, datasets: Path, workers: int, python: str, tmp: Path) -> No
     dataset = datasets / FILES[name]
     samples = tmp / f"{name}-samples.jsonl"
     n = write_samples(dataset, samples)
+    warm_s = warm_ours(name, dataset)  # computes (or finds cached) our expected outputs
     theirs(python, name, dataset, samples, workers, tmp)  # warms EvalPlus's ground-truth cache
     load = os.getloadavg()[0]
     mine = ours(name, dataset, samples, workers, tmp)
     other = theirs(python, name, dataset, samples, workers, tmp)
-    print(f"{name}: {n} canonical solutions, {workers} workers, load before {load:.2f}")
+    print(f"{name}: {n} canonical solutions, {workers} workers, load before {load:.2f}"
+          f" (our expected outputs were ready after {warm_s:.1f} s)")  # fmt: skip
     for side, result in (("runner", mine), ("evalplus", other)):
         print(_show(side, result, n))
         if result["code"] not in (0, 2) or not result["verdicts"]:
