@@ -53,7 +53,7 @@ def test_tables_are_cached_by_content(tmp_path, monkeypatch):
     def no_processes(*args, **kwargs):
         raise AssertionError("a cached table was computed again")
 
-    monkeypatch.setattr(plus_oracle, "ProcessPoolExecutor", no_processes)
+    monkeypatch.setattr(plus_oracle.subprocess, "Popen", no_processes)
     assert oracles([request], tmp_path) == first
     changed = OracleRequest(REFERENCE.replace("2 * x", "x * 2"), "double", INPUTS)
     with pytest.raises(AssertionError, match="computed again"):
@@ -113,10 +113,11 @@ def test_over_an_inputs_limit_is_a_timeout_run_twice(pool, tmp_path):
     assert judge(task, GOOD, counting, GATE).passed and counting.runs == 1
 
 
-def test_a_slow_reference_raises_the_suite_time_limit(tmp_path):
+def test_a_slow_reference_raises_the_suite_time_limit(pool, tmp_path):
     reference = "import time\ndef f(x):\n    time.sleep(x)\n    return x\n"
-    task = plus_task(tmp_path, reference, [[0.5], [0.5]], "f")
-    assert task.time_limit_s >= plus_oracle.TIME_LIMIT_FACTOR * 1.0
+    task = plus_task(tmp_path, reference, [[2.0], [2.0], [2.0]], "f")  # 6 s: over the pool's 5 s per suite
+    assert task.time_limit_s >= plus_oracle.TIME_LIMIT_FACTOR * 6.0
+    assert judge(task, reference, pool, GATE).passed
 
 
 FORGE_TABLE = (

@@ -14,11 +14,13 @@ import base64
 import contextlib
 import copy
 import io
-import multiprocessing
+import os
 import pickle
+import subprocess
+import sys
+import tempfile
 import time
 import warnings
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,14 +111,35 @@ def oracles(requests: list[OracleRequest], cache_dir: str | Path = DEFAULT_CACHE
         if isinstance(value, dict) and "table" in value:
             found[key] = Oracle(base64.b64decode(value["table"]), float(value["reference_s"]))
     missing = {key: request for key, request in zip(keys, requests, strict=True) if key not in found}
-    if missing:
-        # spawn: the caller may have threads (the sandbox pool's), and a reference must not touch our state
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=workers or None, mp_context=context) as pool:
-            for key, (table, seconds) in zip(missing, pool.map(compute, missing.values()), strict=True):
-                found[key] = Oracle(table, seconds)
-                cache.put("plus_oracle", key, {"table": base64.b64encode(table).decode(), "reference_s": seconds})
+    for key, (table, seconds) in _compute_apart(missing, workers or os.cpu_count() or 1).items():
+        found[key] = Oracle(table, seconds)
+        cache.put("plus_oracle", key, {"table": base64.b64encode(table).decode(), "reference_s": seconds})
     return [found[key] for key in keys]
+
+
+def _compute_apart(requests: dict[str, OracleRequest], workers: int) -> dict[str, tuple[bytes, float]]:
+    """`compute` for each request, in `workers` fresh processes of ours (`python -m runner.tasks.plus_oracle`).
+
+    Fresh processes: a reference must not touch the caller's state, and the caller may have threads (the
+    sandbox pool's), so it must not fork. Requests go in as a pickle file, results come back as one.
+    """
+    if not requests:
+        return {}
+    order = sorted(requests, key=lambda key: -len(requests[key].inputs))
+    shares = [order[index::workers] for index in range(min(workers, len(order)))]
+    results: dict[str, tuple[bytes, float]] = {}
+    with tempfile.TemporaryDirectory(prefix="plus-oracle-") as tmp:
+        running = []
+        for number, share in enumerate(shares):
+            job, out = Path(tmp) / f"{number}.in", Path(tmp) / f"{number}.out"
+            job.write_bytes(pickle.dumps({key: requests[key] for key in share}))
+            command = [sys.executable, "-m", "runner.tasks.plus_oracle", str(job), str(out)]
+            running.append((subprocess.Popen(command, stdout=subprocess.DEVNULL), out))
+        for process, out in running:
+            if process.wait() != 0 or not out.exists():
+                raise RuntimeError(f"computing the expected outputs of plus inputs failed (exit {process.returncode})")
+            results.update(pickle.loads(out.read_bytes()))
+    return results
 
 
 def suite_time_s(oracle: Oracle) -> float:
@@ -126,3 +149,8 @@ def suite_time_s(oracle: Oracle) -> float:
     machine) would fail its own suite. The sandbox never allows less than its configured `timeout_s`.
     """
     return TIME_LIMIT_FACTOR * oracle.reference_s + MIN_TIME_LIMIT_S
+
+
+if __name__ == "__main__":  # one share of `_compute_apart`: requests file in, results file out
+    _requests = pickle.loads(Path(sys.argv[1]).read_bytes())
+    Path(sys.argv[2]).write_bytes(pickle.dumps({key: compute(request) for key, request in _requests.items()}))
