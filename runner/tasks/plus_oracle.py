@@ -125,6 +125,8 @@ def _compute_apart(requests: dict[str, OracleRequest], workers: int) -> dict[str
     """
     if not requests:
         return {}
+    print(f"computing the expected outputs of {len(requests)} task(s)' plus inputs from their references, once",
+          file=sys.stderr, flush=True)  # fmt: skip
     order = sorted(requests, key=lambda key: -len(requests[key].inputs))
     shares = [order[index::workers] for index in range(min(workers, len(order)))]
     results: dict[str, tuple[bytes, float]] = {}
