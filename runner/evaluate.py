@@ -110,8 +110,12 @@ def evaluate_samples(
                 on_done(verdict)
         return verdict
 
+    # Slowest tasks first (by their reference's time, where known): a long one started last would leave
+    # the other workers idle at the end.
+    order = sorted(range(len(samples)), key=lambda i: -tasks[samples[i].task_id].time_limit_s)
     with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
-        return list(executor.map(one, samples))
+        verdicts = dict(zip(order, executor.map(one, [samples[i] for i in order]), strict=True))
+    return [verdicts[i] for i in range(len(samples))]
 
 
 def parse_suites(text: str | None) -> tuple[str, ...]:

@@ -1,5 +1,7 @@
 """The judge: one candidate's code -> one Verdict (syntax, signature, gate, then the sandboxed suites).
 
+A run that timed out is run once more, and the second run's verdict counts (as EvalPlus re-checks).
+
 Also `feedback_for_repair`, the only text about a verdict that may reach a model: it is built from the
 visible suite and the syntax / gate / signature messages alone, never from hidden or property suites.
 """
@@ -32,7 +34,7 @@ def build_job(task: Task, code: str, suites: tuple[str, ...] = SUITES) -> Sandbo
     """The sandbox job running `code` as the candidate against the task's requested suites."""
     from runner.execution.sandbox import SandboxJob
 
-    files = {"candidate.py": code, "reference.py": task.reference, "candidate_guard.py": guard_source()}
+    files = {**task.files, "candidate.py": code, "reference.py": task.reference, "candidate_guard.py": guard_source()}
     order, rewritten = [], {}
     for suite in suites:
         if suite in task.suites:
@@ -42,7 +44,7 @@ def build_job(task: Task, code: str, suites: tuple[str, ...] = SUITES) -> Sandbo
             code = compile_cache.rewritten_ahead(files[name])
             if code is not None:
                 rewritten[name] = code
-    return SandboxJob(files=files, suites=tuple(order), rewritten=rewritten)
+    return SandboxJob(files=files, suites=tuple(order), rewritten=rewritten, time_limit_s=task.time_limit_s)
 
 
 def rewrite_suites_ahead(tasks, suites: tuple[str, ...] = SUITES, until=lambda: False) -> None:
@@ -125,6 +127,9 @@ def judge(
     expected = tuple(name for name, _ in job.suites)
     result = pool.run(job)
     outcome = overall_outcome(result.suites, expected)
+    if outcome is Outcome.TIMEOUT:  # run once more before it counts: a loaded machine slows passes down
+        result = pool.run(job)
+        outcome = overall_outcome(result.suites, expected)
     ran = {name: result.suites[name] for name in expected if name in result.suites}
     if outcome is Outcome.PASSED:
         detail = ""

