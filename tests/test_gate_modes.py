@@ -57,6 +57,8 @@ def test_unknown_mode_is_named():
         (["task_set=humaneval"], "stdlib", "report", "evalplus"),
         (["task_set=humanevalplus"], "stdlib", "report", "evalplus"),
         (["task_set=mbppplus"], "stdlib", "report", "evalplus"),
+        (["task_set=mbpp"], "stdlib", "report", "evalplus"),
+        (["task_set=humanevalplus_mini"], "stdlib", "report", "evalplus"),
         (["task_set=humaneval", "gate.mode=enforce", "prompts=completion"], "stdlib", "enforce", "completion"),
         (["gate.mode=report", "prompts=evalplus"], "builtins_only", "report", "evalplus"),
     ],
