@@ -73,7 +73,7 @@ def main() -> None:
                 p.kill()
                 p.join()
         asyncio.run(backend.aclose())
-        print(f"n_threads={n}: {alone:6.1f} tokens/s alone, {beside:6.1f} tokens/s beside {args.busy} niced busy loop(s)")
+        print(f"n_threads={n}: {alone:6.1f} tokens/s alone, {beside:6.1f} tokens/s beside {args.busy} niced loop(s)")
     print(f"load average after: {_loadavg()}")
 
 
