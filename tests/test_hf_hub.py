@@ -118,3 +118,35 @@ def test_unreachable_hub_stops_the_job_with_one_line_no_traceback(tmp_path):
     assert len(errors) == 1, output
     assert "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf is not in the Hugging Face cache" in errors[0]
     assert "http://127.0.0.1:9 cannot be reached" in errors[0]
+
+
+@pytest.mark.slow
+def test_a_real_gguf_from_the_hub_loads_generates_and_is_fingerprinted_by_its_pin(tmp_path, monkeypatch):
+    """SmolLM2's GGUF served as a Hub file: fetched, loaded by llama.cpp, and its digest is the pinned one."""
+    import asyncio
+
+    from runner.config import BackendConfig, ModelConfig
+    from runner.generation.backends import GenerationOptions, make_backend
+
+    content = resolve_gguf("smollm2-135m").read_bytes()
+    pin = hashlib.sha256(content).hexdigest()
+    server = FakeHub({"HuggingFaceTB/SmolLM2-GGUF/smollm2.gguf": content}).start()
+    monkeypatch.setenv("HF_ENDPOINT", server.url)
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    model = ModelConfig(name="s", id="hf:HuggingFaceTB/SmolLM2-GGUF/smollm2.gguf", sha256=pin, num_ctx=512)
+    backend = make_backend(BackendConfig(name="llamacpp", n_threads=1), model)
+
+    async def run():
+        try:
+            info = await backend.describe()
+            gen = await backend.generate([{"role": "user", "content": "Say hi."}], GenerationOptions(num_predict=4))
+            return info, gen
+        finally:
+            await backend.aclose()
+
+    try:
+        info, gen = asyncio.run(run())
+    finally:
+        server.stop()
+    assert info["model_digest"] == f"sha256:{pin}" and info["model"].startswith(str(tmp_path / "hf"))
+    assert gen.completion_tokens > 0

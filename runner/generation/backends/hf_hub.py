@@ -44,6 +44,11 @@ def _offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "").strip().lower() in ("1", "true", "yes", "on")
 
 
+def pinned_hex(sha256: str) -> str:
+    """The hex digits of a pinned SHA-256 given as "HEX" or "sha256:HEX" ("" if none is pinned)."""
+    return sha256.strip().lower().removeprefix("sha256:")
+
+
 def file_sha256(path: Path) -> str:
     """Hex SHA-256 of a file's content."""
     digest = hashlib.sha256()
@@ -59,7 +64,7 @@ def hub_gguf(model_id: str, sha256: str = "") -> Path:
 
     repo_id, filename, revision = parse_hub_id(model_id)
     cache = hub_cache_dir()
-    want = sha256.lower().removeprefix("sha256:")
+    want = pinned_hex(sha256)
     cached = try_to_load_from_cache(repo_id, filename, cache_dir=cache, revision=revision)
     if isinstance(cached, str) and _blob_matches(Path(cached), want):
         return Path(cached)

@@ -24,6 +24,8 @@ from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions, chat_completion_body
 from runner.generation.backends.cpu import free_cores
 from runner.generation.backends.gguf import gguf_digest, resolve_gguf
+from runner.generation.backends.hf_hub import PREFIX as HUB_PREFIX
+from runner.generation.backends.hf_hub import pinned_hex
 from runner.generation.backends.http_errors import status_error
 from runner.generation.backends.retry import with_retries
 
@@ -113,8 +115,8 @@ class LlamaCppBackend:
             path = self._resolve()
             self._load(self._server_ctx or self.num_ctx)
             if self._digest is None:  # a pinned hf: file was checked against its pin when it was fetched
-                pinned = self.model_id.startswith("hf:") and self.sha256
-                self._digest = f"sha256:{self.sha256.lower().removeprefix('sha256:')}" if pinned else gguf_digest(path)
+                pinned = pinned_hex(self.sha256) if self.model_id.startswith(HUB_PREFIX) else ""
+                self._digest = f"sha256:{pinned}" if pinned else gguf_digest(path)
         return {
             "backend": "llamacpp",
             "server_version": f"xllamacpp {xllamacpp.__version__}",
