@@ -309,7 +309,8 @@ def pass_counts_figure(jobs: list[Job]):
                       label=label, color=colour, edgecolor="black", linewidth=0.5)  # fmt: skip
         if len(jobs) <= 12:
             ax.bar_label(bars, labels=[f"{h:.3g}" for h in heights], padding=2, fontsize=8)
-    ax.set_xticks(x, [j.label for j in jobs], rotation=30 if len(jobs) > 1 else 0, ha="right", fontsize=8)
+    rotated = len(jobs) > 1
+    ax.set_xticks(x, [j.label for j in jobs], rotation=30 if rotated else 0, ha="right" if rotated else "center")
     ax.set_ylabel("tasks passed (pass@1 x scored tasks)")
     ax.set_ylim(0, max([j.metrics.get("tasks", 1) for j in jobs] + [1]) * 1.3)
     level = round(100 * jobs[0].ci_level)

@@ -11,7 +11,7 @@ from omegaconf import OmegaConf
 
 from runner.compare import mcnemar_p
 from runner.records import AttemptRecord
-from runner.report import heatmap_figure, load_job, main, make_report, natural_key, scope
+from runner.report import heatmap_figure, load_job, main, make_report, natural_key, pass_counts_figure, scope
 
 
 def rec(task, outcome, model, seed, attempt=0, final=True) -> AttemptRecord:
@@ -193,6 +193,28 @@ def test_heatmap_fits_its_labels_at_benchmark_size(tmp_path, tasks, runs):
         legend_box = fig.legends[0].get_window_extent(renderer)
         for ax in fig.axes:  # the legend covers no axes
             assert not legend_box.overlaps(ax.get_window_extent(renderer))
+    finally:
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("runs", [1, 12])
+def test_pass_counts_fits_its_labels(tmp_path, runs):
+    jobs = _synthetic_jobs(tmp_path, 378, runs)
+    for j in jobs:
+        j.metrics = {"tasks": 378.0, "pass_at_1_first": 0.5, "pass_at_1_first_tasks": 378.0,
+                     "pass_at_1_first_ci_low": 0.45, "pass_at_1_first_ci_high": 0.55}  # fmt: skip
+    fig = pass_counts_figure(jobs)
+    try:
+        fig.canvas.draw()
+        renderer, frame = fig.canvas.get_renderer(), fig.bbox
+        ax = fig.axes[0]
+        artists = [t for t in ax.get_xticklabels() + ax.get_yticklabels() if t.get_text()]
+        artists += [fig._suptitle, ax.get_legend(), ax.yaxis.label]
+        assert len([t for t in ax.get_xticklabels() if t.get_text()]) == runs
+        for artist in artists:
+            box = artist.get_window_extent(renderer)
+            assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1
+        assert "mbppplus" in fig._suptitle.get_text()
     finally:
         plt.close(fig)
 
