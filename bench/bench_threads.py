@@ -1,13 +1,13 @@
 """Generation speed of the embedded model against its thread count, alone and beside a test sandbox.
 
-For each n_threads (default: 1 and the number of usable cores), loads the model once and times
-`--requests` generations at temperature 0, first with nothing else of ours running, then beside
-`--busy` busy-looping children at the sandbox's priority (nice 10, as runner.execution.isolation
-sets it), which stand in for candidate tests running while the model generates. Prints tokens per
-second per case and the load average before and after, since other work on the machine distorts
-the figures.
+For each n_threads (default: 1, the number of usable cores, and 0 = the runner's own choice), loads
+the model once and times `--requests` generations at temperature 0, first with nothing else of ours
+running, then beside `--busy` busy-looping children at the sandbox's priority (nice 10, as
+runner.execution.isolation sets it), which stand in for candidate tests running while the model
+generates. Prints tokens per second per case and the load average before and after, since other work
+on the machine distorts the figures.
 
-    uv run python bench/bench_threads.py [--model smollm2-135m] [--threads 1,2] [--requests 4] [--busy 1]
+    uv run python bench/bench_threads.py [--model smollm2-135m] [--threads 1,2,0] [--requests 4] [--busy 1]
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def main() -> None:
     cores = len(os.sched_getaffinity(0))
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", default="smollm2-135m", help="model.id (packaged name, .gguf path, hf:...)")
-    parser.add_argument("--threads", default=",".join(sorted({"1", str(cores)})), help="comma-separated n_threads")
+    parser.add_argument("--threads", default=",".join(sorted({"1", str(cores)}) + ["0"]), help="n_threads, 0 = auto")
     parser.add_argument("--requests", type=int, default=4)
     parser.add_argument("--busy", type=int, default=1, help="busy children at nice 10 in the second case")
     args = parser.parse_args()
@@ -73,7 +73,8 @@ def main() -> None:
                 p.kill()
                 p.join()
         asyncio.run(backend.aclose())
-        print(f"n_threads={n}: {alone:6.1f} tokens/s alone, {beside:6.1f} tokens/s beside {args.busy} niced loop(s)")
+        name = f"0 (auto, now {backend.threads()})" if n == 0 else str(n)
+        print(f"n_threads={name}: {alone:6.1f} tokens/s alone, {beside:6.1f} tokens/s beside {args.busy} niced loop(s)")
     print(f"load average after: {_loadavg()}")
 
 
