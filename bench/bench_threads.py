@@ -72,8 +72,8 @@ def main() -> None:
             for p in spinners:
                 p.kill()
                 p.join()
+        name = f"0 (auto: {backend.threads_in_use})" if n == 0 else str(n)
         asyncio.run(backend.aclose())
-        name = f"0 (auto, now {backend.threads()})" if n == 0 else str(n)
         print(f"n_threads={name}: {alone:6.1f} tokens/s alone, {beside:6.1f} tokens/s beside {args.busy} niced loop(s)")
     print(f"load average after: {_loadavg()}")
 

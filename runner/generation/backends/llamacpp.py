@@ -39,6 +39,7 @@ class LlamaCppBackend:
         self.num_ctx = model.num_ctx
         self.think = model.think
         self.n_threads = backend.n_threads  # 0 = free_cores() at each load
+        self.threads_in_use = 0  # what the loaded model got (0 = not loaded)
         self.max_retries = backend.max_retries
         self.backoff_s = backend.retry_backoff_s
         self._lock = threading.Lock()
@@ -87,9 +88,9 @@ class LlamaCppBackend:
         params.model.path = str(path)
         params.n_ctx = n_ctx
         params.n_parallel = 1
-        n_threads = self.threads()
-        params.cpuparams.n_threads = n_threads
-        params.cpuparams_batch.n_threads = n_threads
+        self.threads_in_use = self.threads()
+        params.cpuparams.n_threads = self.threads_in_use
+        params.cpuparams_batch.n_threads = self.threads_in_use
         params.verbosity = -1  # silences llama.cpp's load and request logging
         try:
             self._server = xllamacpp.Server(params)
