@@ -46,7 +46,7 @@ def test_first_use_downloads_second_use_is_a_cache_hit(hub, tmp_path):
     path = resolve_gguf(MODEL_ID, SHA)
     assert path.read_bytes() == BLOB
     assert path.is_relative_to(tmp_path / "hf" / "hub")
-    assert [r for r in hub.requests if "/resolve/" in r[1]] == [("HEAD", RESOLVE), ("GET", RESOLVE)]
+    assert hub.resolves() == [("HEAD", RESOLVE), ("GET", RESOLVE)]
     seen = len(hub.requests)
     assert resolve_gguf(MODEL_ID, f"sha256:{SHA.upper()}") == path
     assert len(hub.requests) == seen  # no request at all: found in the HF cache
