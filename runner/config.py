@@ -25,7 +25,7 @@ class BackendConfig:
     max_retries: int = 3
     retry_backoff_s: float = 1.0
     keep_alive: str = "5m"  # ollama
-    n_threads: int = 0  # llamacpp: 0 = all cores
+    n_threads: int = 0  # llamacpp: 0 = every core not busy with other programs' work when the model loads
     replay_file: str = ""  # replay: an attempts.jsonl or samples JSONL
 
 
@@ -37,6 +37,7 @@ class ModelConfig:
     id: str = MISSING
     think: bool | None = None  # ollama: reasoning on/off (None = server default)
     num_ctx: int = 4096
+    sha256: str = ""  # llamacpp, id hf:...: the GGUF file's pinned SHA-256, checked after download ("" = unpinned)
 
 
 @dataclass

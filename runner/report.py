@@ -1,14 +1,16 @@
 """Cross-run reports: a Markdown table, seed spread, paired comparisons and two figures.
 
-    python -m runner.report multirun/2026-11-30/12-00-00 [--out DIR]
-    python -m runner.report outputs/a outputs/b --out reports/ab
+    python -m runner.report multirun/2026-11-30/12-00-00 [out=DIR]
+    python -m runner.report outputs/a outputs/b out=reports/ab
     python -m runner.report --experiment runner --tracking-uri sqlite:///mlruns/mlflow.db [--parent RUN_ID]
 
 A path holding an attempts.jsonl is a job directory; any other path is a sweep directory whose job
-subdirectories are read. Each job's model name, seed and scoring settings come from its
-.hydra/config.yaml (or config.yaml), falling back to the records themselves. Writes report.md,
-report.json, pass_counts.png and task_heatmap.png to the output directory (default: the sweep
-directory, or the current directory for a list of jobs) and prints the Markdown.
+subdirectories are read. Each job's model name, seed, task set and scoring settings come from its
+.hydra/config.yaml (or config.yaml), falling back to the records themselves; any extra metric its
+summary.json has (e.g. policy-compliant pass@k) is shown too. Writes report.md, report.json,
+pass_counts.png and task_heatmap.png to the folder given (for several, the first one; for
+--experiment, the folder the runs are downloaded into) unless out=DIR (or --out DIR) names another,
+and prints the Markdown.
 """
 
 from __future__ import annotations
@@ -16,8 +18,11 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import math
+import re
 import sys
 import tempfile
+import textwrap
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,12 +57,19 @@ class Job:
     model: str
     seed: int
     records: list[AttemptRecord]
+    task_set: str = "?"
     ks: tuple[int, ...] = (1,)
     ci_level: float = 0.95
     resamples: int = 2000
     boot_seed: int = 0
     label: str = ""
     metrics: dict = field(default_factory=dict)
+    recorded: dict = field(default_factory=dict)  # the job's own summary.json, if it has one
+
+
+def natural_key(text: str) -> tuple:
+    """Sort key that orders the numbers inside ids by value: HumanEval/2 before HumanEval/10."""
+    return tuple(int(part) if part.isdigit() else part.lower() for part in re.split(r"(\d+)", text))
 
 
 def load_job(job_dir: Path) -> Job:
@@ -76,11 +88,14 @@ def load_job(job_dir: Path) -> Job:
 
     model = pick("model.name", records[0].model if records else job_dir.name)
     seed = pick("seed", records[0].seed if records else 0)
+    summary = job_dir / "summary.json"
     return Job(
         path=job_dir,
         model=str(model),
         seed=int(seed),
         records=records,
+        task_set=str(pick("task_set.name", "?")),
+        recorded=json.loads(summary.read_text()) if summary.is_file() else {},
         ks=tuple(pick("scoring.k", [1])),
         ci_level=float(pick("scoring.ci_level", 0.95)),
         resamples=int(pick("scoring.bootstrap_resamples", 2000)),
@@ -121,17 +136,17 @@ def _outcome_breakdown(m: dict, stage: str) -> str:
 def _run_table(jobs: list[Job]) -> list[str]:
     level = round(100 * jobs[0].ci_level)
     lines = [
-        f"| model | seed | tasks | samples | pass@1 first % [{level}% CI] | pass@1 after repair % "
+        f"| model | seed | task set | tasks | samples | pass@1 first % [{level}% CI] | pass@1 after repair % "
         f"[{level}% CI] | repair fixed/attempted | gate rejects (first) | unscored | final outcomes "
         "| policy-compliant pass@1 first / after repair % |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for j in jobs:
         m = j.metrics
         scored = int(min(m.get("pass_at_1_first_tasks", 0), m.get("pass_at_1_repair_tasks", 0)))
         tasks = f"{int(m['tasks'])}" + (f" ({scored} scored)" if scored < m["tasks"] else "")
         lines.append(
-            f"| {j.model} | {j.seed} | {tasks} | {int(m['samples'])} | "
+            f"| {j.model} | {j.seed} | {j.task_set} | {tasks} | {int(m['samples'])} | "
             f"{_with_ci(m, 'pass_at_1_first')} | {_with_ci(m, 'pass_at_1_repair')} | "
             f"{int(m['repair_fixed'])}/{int(m['repair_attempted'])} | {int(m['gate_rejections_first'])} | "
             f"{int(m['unscored_samples'])} | {_outcome_breakdown(m, 'repair')} | "
@@ -142,9 +157,9 @@ def _run_table(jobs: list[Job]) -> list[str]:
 
 def _suite_table(jobs: list[Job]) -> list[str]:
     lines = [
-        "| model | seed | first: visible | first: +hidden | first: all | repair: visible | "
+        "| model | seed | task set | first: visible | first: +hidden | first: all | repair: visible | "
         "repair: +hidden | repair: all |",
-        "|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for j in jobs:
         cells = [
@@ -152,20 +167,49 @@ def _suite_table(jobs: list[Job]) -> list[str]:
             for stage in ("first", "repair")
             for level in ("visible", "visible_hidden", "all")
         ]
-        lines.append(f"| {j.model} | {j.seed} | " + " | ".join(cells) + " |")
+        lines.append(f"| {j.model} | {j.seed} | {j.task_set} | " + " | ".join(cells) + " |")
     return lines
 
 
-def _spread_lines(jobs: list[Job]) -> tuple[list[str], dict]:
-    by_model: dict[str, dict[int, list[AttemptRecord]]] = defaultdict(dict)
+_CI_PARTS = ("_ci_low", "_ci_high", "_tasks")
+_LEVELS = ("_visible", "_visible_hidden", "_all")
+_IN_RUN_TABLE = ("pass_at_1_first", "pass_at_1_repair")
+
+
+def pass_at_k_names(jobs: list[Job]) -> list[str]:
+    """Every pass@k metric the jobs have (recomputed or from their summary.json), suite levels aside."""
+    names = {
+        key
+        for j in jobs
+        for key in j.metrics
+        if re.match(r"pass_at_\d+_", key) and not key.endswith(_CI_PARTS) and not key.endswith(_LEVELS)
+    }
+    return sorted(names, key=natural_key)
+
+
+def _pass_at_k_table(jobs: list[Job]) -> list[str]:
+    names = pass_at_k_names(jobs)
+    if set(names) <= set(_IN_RUN_TABLE):
+        return []
+    level = round(100 * jobs[0].ci_level)
+    header = " | ".join(n.replace("pass_at_", "pass@").replace("_", " ", 1) for n in names)
+    lines = [f"| model | seed | task set | {header} |", "|---|---|---|" + "---|" * len(names)]
     for j in jobs:
-        by_model[j.model].setdefault(j.seed, j.records)
+        cells = [_with_ci(j.metrics, n) for n in names]
+        lines.append(f"| {j.model} | {j.seed} | {j.task_set} | " + " | ".join(cells) + " |")
+    return [f"% [{level}% CI]; n/a where a run has no such metric", "", *lines]
+
+
+def _spread_lines(jobs: list[Job]) -> tuple[list[str], dict]:
+    by_model: dict[tuple[str, str], dict[int, list[AttemptRecord]]] = defaultdict(dict)
+    for j in jobs:
+        by_model[(j.model, j.task_set)].setdefault(j.seed, j.records)
     lines, data = [], {}
-    for model, runs in by_model.items():
+    for (model, task_set), runs in by_model.items():
         if len(runs) < 2:
             continue
         s = seed_spread(runs, jobs[0].ci_level, jobs[0].resamples, jobs[0].boot_seed)
-        data[model] = s
+        data[f"{model} on {task_set}"] = s
         parts = []
         for stage, label in (("first", "first"), ("repair", "after repair")):
             if f"{stage}_mean" in s:
@@ -174,49 +218,85 @@ def _spread_lines(jobs: list[Job]) -> tuple[list[str], dict]:
                     f"min {_pct(s[f'{stage}_min'])}, max {_pct(s[f'{stage}_max'])}; mean within-seed CI "
                     f"width {_pct(s[f'{stage}_ci_width_mean'])})"
                 )
-        lines.append(f"- **{model}** over {s['seeds']} seeds: " + "; ".join(parts))
+        lines.append(f"- **{model}** on {task_set} over {s['seeds']} seeds: " + "; ".join(parts))
     return lines, data
 
 
 def _compare_lines(jobs: list[Job]) -> tuple[list[str], list[dict]]:
-    by_model: dict[str, dict[int, Job]] = defaultdict(dict)
+    """Paired comparisons of every two models on the same task set (runs on different sets are not paired)."""
+    by_set: dict[str, dict[str, dict[int, Job]]] = defaultdict(lambda: defaultdict(dict))
     for j in jobs:
-        by_model[j.model].setdefault(j.seed, j)
+        by_set[j.task_set][j.model].setdefault(j.seed, j)
     lines, data = [], []
-    for model_a, model_b in itertools.combinations(by_model, 2):
-        seeds = sorted(set(by_model[model_a]) & set(by_model[model_b]))
-        pairs = [(s, s) for s in seeds] or [(min(by_model[model_a]), min(by_model[model_b]))]
-        for seed_a, seed_b in pairs:
-            ja, jb = by_model[model_a][seed_a], by_model[model_b][seed_b]
-            for stage, label in (("first", "first attempt"), ("repair", "after repair")):
-                r = paired_compare(ja.records, jb.records, stage, ja.ci_level, ja.resamples, ja.boot_seed)
-                r.update(model_a=model_a, model_b=model_b, seed_a=seed_a, seed_b=seed_b)
-                data.append(r)
-                seed_label = f"seed {seed_a}" if seed_a == seed_b else f"seeds {seed_a} vs {seed_b}"
-                if not r["pairs"]:
-                    lines.append(f"- {model_a} vs {model_b}, {seed_label}, {label}: no shared scored tasks")
-                    continue
-                lines.append(
-                    f"- {model_a} vs {model_b}, {seed_label}, {label}: {_pct(r['pass_rate_a'])} vs "
-                    f"{_pct(r['pass_rate_b'])}, difference {100 * r['diff']:+.1f} points "
-                    f"[{round(100 * r['ci_level'])}% CI {100 * r['diff_ci_low']:+.1f}, "
-                    f"{100 * r['diff_ci_high']:+.1f}], discordant {r['b']} ({model_a} only) / {r['c']} "
-                    f"({model_b} only), exact McNemar p = {r['mcnemar_p']:.3g} ({r['tasks']} tasks)"
-                )
+    for task_set, by_model in by_set.items():
+        for model_a, model_b in itertools.combinations(by_model, 2):
+            _compare_pair(task_set, by_model, model_a, model_b, lines, data)
     return lines, data
 
 
-def plot_pass_counts(jobs: list[Job], path: Path) -> Path:
-    """Bar chart: tasks passed (pass@1 x scored tasks) per run, first vs after repair, CI error bars."""
+def _compare_pair(task_set: str, by_model: dict, model_a: str, model_b: str, lines: list, data: list) -> None:
+    """Both stages of models a and b on their shared seeds (or their first seeds if none is shared)."""
+    seeds = sorted(set(by_model[model_a]) & set(by_model[model_b]))
+    pairs = [(s, s) for s in seeds] or [(min(by_model[model_a]), min(by_model[model_b]))]
+    for seed_a, seed_b in pairs:
+        ja, jb = by_model[model_a][seed_a], by_model[model_b][seed_b]
+        seeds_label = f"seed {seed_a}" if seed_a == seed_b else f"seeds {seed_a} vs {seed_b}"
+        for stage, label in (("first", "first attempt"), ("repair", "after repair")):
+            r = paired_compare(ja.records, jb.records, stage, ja.ci_level, ja.resamples, ja.boot_seed)
+            r.update(model_a=model_a, model_b=model_b, seed_a=seed_a, seed_b=seed_b, task_set=task_set)
+            data.append(r)
+            head = f"- {model_a} vs {model_b} on {task_set}, {seeds_label}, {label}"
+            if not r["pairs"]:
+                lines.append(f"{head}: no shared scored tasks")
+                continue
+            lines.append(
+                f"{head}: {_pct(r['pass_rate_a'])} vs {_pct(r['pass_rate_b'])}, difference "
+                f"{100 * r['diff']:+.1f} points [{round(100 * r['ci_level'])}% CI {100 * r['diff_ci_low']:+.1f}, "
+                f"{100 * r['diff_ci_high']:+.1f}], discordant {r['b']} ({model_a} only) / {r['c']} "
+                f"({model_b} only), exact McNemar p = {r['mcnemar_p']:.3g} ({r['tasks']} tasks)"
+            )
+
+
+HEATMAP_PANEL_ROWS = 80  # tasks per heat-map panel: more tasks are split into panels side by side
+_ROW_IN = 0.14  # inches per task row: a 6-point label per row, no overlap
+_COLUMN_IN = 0.32  # inches per run column
+
+
+def scope(jobs: list[Job]) -> str:
+    """One line naming the task set(s), model(s) and seed(s) the jobs cover (for titles)."""
+
+    def listed(values) -> str:
+        return ", ".join(str(v) for v in sorted(set(values), key=lambda v: natural_key(str(v))))
+
+    sets = listed(j.task_set for j in jobs)
+    return f"task set {sets} · model {listed(j.model for j in jobs)} · seed {listed(j.seed for j in jobs)}"
+
+
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _title(fig, what: str, jobs: list[Job], width_in: float) -> None:
+    """A figure title that wraps to the figure's width (about 11 characters per inch at 10 points)."""
+    text = "\n".join(textwrap.wrap(f"{what} | {scope(jobs)}", width=max(30, int(width_in * 11))))
+    fig.suptitle(text, fontsize=10)
+
+
+def pass_counts_figure(jobs: list[Job]):
+    """Bar chart: tasks passed (pass@1 x scored tasks) per run, first vs after repair, CI error bars."""
     import numpy as np
 
+    plt = _pyplot()
     x = np.arange(len(jobs))
     width = 0.38
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.6 * len(jobs) + 2), 4.5))
+    label_in = max(len(j.label) for j in jobs) * 0.06  # rotated labels need room below the axes
+    size = (max(6.0, 0.9 * len(jobs) + 2.5), 4.0 + label_in)
+    fig, ax = plt.subplots(figsize=size, layout="constrained")
     for offset, stage, label, colour in ((-0.5, "first", "first attempt", "#9ecae1"),
                                          (0.5, "repair", "after repair", "#3182bd")):  # fmt: skip
         key = f"pass_at_1_{stage}"
@@ -229,58 +309,81 @@ def plot_pass_counts(jobs: list[Job], path: Path) -> Path:
             high.append(m.get(f"{key}_ci_high", 0.0) * n - value)
         bars = ax.bar(x + offset * width, heights, width, yerr=[low, high], capsize=4,
                       label=label, color=colour, edgecolor="black", linewidth=0.5)  # fmt: skip
-        ax.bar_label(bars, labels=[f"{h:.3g}" for h in heights], padding=2, fontsize=8)
-    ax.set_xticks(x, [j.label for j in jobs], rotation=20, ha="right")
+        if len(jobs) <= 12:
+            ax.bar_label(bars, labels=[f"{h:.3g}" for h in heights], padding=2, fontsize=8)
+    rotated = len(jobs) > 1
+    ax.set_xticks(x, [j.label for j in jobs], rotation=30 if rotated else 0, ha="right" if rotated else "center")
     ax.set_ylabel("tasks passed (pass@1 x scored tasks)")
     ax.set_ylim(0, max([j.metrics.get("tasks", 1) for j in jobs] + [1]) * 1.3)
     level = round(100 * jobs[0].ci_level)
-    ax.set_title(f"Tasks passed: first attempt vs after repair\n(error bars: {level}% bootstrap CI over tasks)")
-    ax.legend(loc="upper left", ncol=2)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    ax.legend(loc="upper left", ncol=2, fontsize=8, title=f"error bars: {level}% bootstrap CI", title_fontsize=8)
+    _title(fig, "Tasks passed: first attempt vs after repair", jobs, size[0])
+    return fig
 
 
-def plot_task_heatmap(jobs: list[Job], path: Path) -> Path:
-    """Heat map: task x run, each cell coloured by the task's final outcome; "R" marks a repair fix."""
-    import matplotlib
+def heatmap_figure(jobs: list[Job]):
+    """Heat map: task x run, each cell coloured by the task's final outcome; "R" marks a repair fix.
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    Task ids sort naturally; more than HEATMAP_PANEL_ROWS tasks are split into panels side by side, so
+    every task keeps a readable label at 164 or 378 tasks.
+    """
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
+    plt = _pyplot()
     rows = [{r["task_id"]: r for r in task_table(j.records)} for j in jobs]
-    tasks = sorted(set().union(*rows))
+    tasks = sorted(set().union(*rows), key=natural_key)
     cells = [[row.get(t, {}).get("outcome_repair", "") for row in rows] for t in tasks]
     colours = dict(OUTCOME_COLOURS)
     for outcome in sorted({c for line in cells for c in line} - set(colours)):
         colours[outcome] = "#ff00ff"  # an outcome this module does not know: shown, not hidden
     names = list(colours)
     grid = [[names.index(c) for c in line] for line in cells]
-    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(jobs) + 3.5), max(3.0, 0.28 * len(tasks) + 1.5)))
-    ax.imshow(grid, cmap=ListedColormap(list(colours.values())), vmin=0, vmax=len(names) - 1,
-              aspect="auto", interpolation="nearest")  # fmt: skip
-    for i, t in enumerate(tasks):
-        for k, row in enumerate(rows):
-            r = row.get(t)
-            if r and r["outcome_first"] != "passed" and r["outcome_repair"] == "passed":
-                ax.text(k, i, "R", ha="center", va="center", fontsize=7, color="white", fontweight="bold")
-    ax.set_xticks([k - 0.5 for k in range(1, len(jobs))], minor=True)
-    ax.set_yticks([i - 0.5 for i in range(1, len(tasks))], minor=True)
-    ax.grid(which="minor", color="white", linewidth=1.5)
-    ax.tick_params(which="minor", length=0)
-    ax.set_xticks(range(len(jobs)), [j.label for j in jobs], rotation=30, ha="right")
-    ax.set_yticks(range(len(tasks)), tasks, fontsize=7 if len(tasks) > 40 else 9)
+    panels = max(1, math.ceil(len(tasks) / HEATMAP_PANEL_ROWS))
+    per_panel = max(1, math.ceil(len(tasks) / panels))
+    id_in = max([len(t) for t in tasks] + [4]) * 0.055  # a 6-point task id, per character
+    label_in = max(len(j.label) for j in jobs) * 0.065  # the run labels under each panel
+    panel_in = _COLUMN_IN * len(jobs) + id_in + 0.3
+    size = (max(6.0, panels * panel_in + 0.4), _ROW_IN * per_panel + label_in + 2.2)
+    fig, axes = plt.subplots(1, panels, figsize=size, layout="constrained", squeeze=False)
+    cmap = ListedColormap(list(colours.values()))
+    for p, ax in enumerate(axes[0]):
+        lo, hi = p * per_panel, min(len(tasks), (p + 1) * per_panel)
+        ax.imshow(grid[lo:hi] or [[0] * len(jobs)], cmap=cmap, vmin=0, vmax=len(names) - 1,
+                  aspect="auto", interpolation="nearest")  # fmt: skip
+        for i, t in enumerate(tasks[lo:hi]):
+            for k, row in enumerate(rows):
+                r = row.get(t)
+                if r and r["outcome_first"] != "passed" and r["outcome_repair"] == "passed":
+                    ax.text(k, i, "R", ha="center", va="center", fontsize=5, color="white", fontweight="bold")
+        ax.set_xticks([k - 0.5 for k in range(1, len(jobs))], minor=True)
+        ax.set_yticks([i - 0.5 for i in range(1, hi - lo)], minor=True)
+        ax.grid(which="minor", color="white", linewidth=0.8)
+        ax.tick_params(which="minor", length=0)
+        ax.set_xticks(range(len(jobs)), [j.label for j in jobs], rotation=90, fontsize=7)
+        ax.set_yticks(range(hi - lo), tasks[lo:hi], fontsize=6)
     used = sorted({names[v] for line in grid for v in line}, key=names.index)
     handles = [Patch(facecolor=colours[o], edgecolor="black", label=o or "not run") for o in used]
-    ax.legend(handles=handles, bbox_to_anchor=(1.02, 1), loc="upper left", fontsize=8, title="final outcome")
-    ax.set_title("Final outcome per task (R = fixed by repair)")
-    fig.tight_layout()
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 4), fontsize=7,
+               title="final outcome (R = fixed by repair)", title_fontsize=7)  # fmt: skip
+    _title(fig, f"Final outcome per task ({len(tasks)} tasks)", jobs, size[0])
+    return fig
+
+
+def _save(fig, path: Path) -> Path:
     fig.savefig(path, dpi=120)
-    plt.close(fig)
+    _pyplot().close(fig)
     return path
+
+
+def plot_pass_counts(jobs: list[Job], path: Path) -> Path:
+    """Write pass_counts_figure(jobs) as a PNG."""
+    return _save(pass_counts_figure(jobs), path)
+
+
+def plot_task_heatmap(jobs: list[Job], path: Path) -> Path:
+    """Write heatmap_figure(jobs) as a PNG."""
+    return _save(heatmap_figure(jobs), path)
 
 
 def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
@@ -289,16 +392,23 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
         raise ValueError("make_report: no job directories (each needs an attempts.jsonl)")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    jobs = sorted((load_job(d) for d in job_dirs), key=lambda j: (j.model, j.seed, str(j.path)))
-    seen: dict[tuple[str, int], int] = defaultdict(int)
+    jobs = sorted((load_job(d) for d in job_dirs), key=lambda j: (j.task_set, j.model, j.seed, str(j.path)))
+    seen: dict[tuple[str, int, str], int] = defaultdict(int)
     for j in jobs:
-        seen[(j.model, j.seed)] += 1
+        seen[(j.model, j.seed, j.task_set)] += 1
+    several_sets = len({j.task_set for j in jobs}) > 1
     for j in jobs:
-        j.label = f"{j.model} s{j.seed}" + (f" ({j.path.name})" if seen[(j.model, j.seed)] > 1 else "")
-        j.metrics = summarize(j.records, j.ks, j.ci_level, j.resamples, j.boot_seed)
+        j.label = f"{j.model} s{j.seed}" + (f" {j.task_set}" if several_sets else "")
+        j.label += f" ({j.path.name})" if seen[(j.model, j.seed, j.task_set)] > 1 else ""
+        extra = {k: v for k, v in j.recorded.items() if isinstance(v, int | float) and not isinstance(v, bool)}
+        j.metrics = {**extra, **summarize(j.records, j.ks, j.ci_level, j.resamples, j.boot_seed)}
 
-    lines = ["# Run report", "", f"{len(jobs)} job(s): " + ", ".join(f"`{j.path}`" for j in jobs), ""]
+    lines = ["# Run report", "", scope(jobs), ""]
+    lines += [f"{len(jobs)} job(s): " + ", ".join(f"`{j.path}`" for j in jobs), ""]
     lines += ["## Pass@1 per run", "", *_run_table(jobs), ""]
+    pass_at_k = _pass_at_k_table(jobs)
+    if pass_at_k:
+        lines += ["## Every pass@k metric per run", "", *pass_at_k, ""]
     lines += ["## Pass@1 by suite level (visible / visible+hidden / all suites)", "", *_suite_table(jobs), ""]
     spread, spread_data = _spread_lines(jobs)
     if spread:
@@ -314,7 +424,10 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
     report = out_dir / "report.md"
     report.write_text("\n".join(lines))
     data = {
-        "runs": [{"path": str(j.path), "model": j.model, "seed": j.seed, "metrics": j.metrics} for j in jobs],
+        "runs": [
+            {"path": str(j.path), "model": j.model, "seed": j.seed, "task_set": j.task_set, "metrics": j.metrics}
+            for j in jobs
+        ],
         "seed_spread": spread_data,
         "comparisons": compare_data,
     }
@@ -353,22 +466,23 @@ def main(argv: list[str] | None = None) -> int:
     """CLI entry point; see the module docstring."""
     parser = argparse.ArgumentParser(prog="python -m runner.report", description=__doc__.split("\n")[0])
     parser.add_argument("paths", nargs="*", type=Path, help="sweep directories or job directories")
-    parser.add_argument("--out", type=Path, help="output directory (default: the sweep dir, else .)")
+    parser.add_argument("--out", type=Path, help="output directory, also as out=DIR (default: the folder given)")
     parser.add_argument("--experiment", help="read job runs of this MLflow experiment instead of paths")
     parser.add_argument("--tracking-uri", default="sqlite:///mlruns/mlflow.db")
     parser.add_argument("--parent", help="with --experiment: only the runs nested under this sweep run")
+    argv = sys.argv[1:] if argv is None else list(argv)
+    argv = [part for a in argv for part in (["--out", a[4:]] if a.startswith("out=") else [a])]
     args = parser.parse_args(argv)
 
     if args.experiment:
         tmp = Path(tempfile.mkdtemp(prefix="runner-report-"))
         jobs = pull_from_mlflow(args.experiment, args.tracking_uri, tmp, args.parent)
-        out = args.out or Path(".")
+        out = args.out or tmp
     else:
         if not args.paths:
             parser.error("give sweep/job directories or --experiment")
         jobs = find_job_dirs(args.paths)
-        single_sweep = len(args.paths) == 1 and not (args.paths[0] / "attempts.jsonl").is_file()
-        out = args.out or (args.paths[0] if single_sweep else Path("."))
+        out = args.out or args.paths[0]
     if not jobs:
         print("no job directories with an attempts.jsonl found", file=sys.stderr)
         return 2

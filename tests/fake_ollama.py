@@ -30,7 +30,7 @@ class LoopbackServer:
     """A ThreadingHTTPServer on 127.0.0.1:<free port> whose handler calls `self.handle(handler)`."""
 
     def __init__(self) -> None:
-        self.requests: list[dict[str, Any]] = []  # {"path", "body", "headers"} of every request
+        self.requests: list[dict[str, Any]] = []  # {"method", "path", "body", "headers"} of every request
         self.behaviours: list[str] = []
         self.slow_s = 2.0
         self._lock = threading.Lock()
@@ -44,6 +44,9 @@ class LoopbackServer:
                 pass
 
             def do_GET(self) -> None:  # noqa: N802
+                outer._dispatch(self, None)
+
+            def do_HEAD(self) -> None:  # noqa: N802
                 outer._dispatch(self, None)
 
             def do_POST(self) -> None:  # noqa: N802
@@ -83,7 +86,7 @@ class LoopbackServer:
 
     def _dispatch(self, h: BaseHTTPRequestHandler, body: Any) -> None:
         with self._lock:
-            self.requests.append({"path": h.path, "body": body, "headers": dict(h.headers)})
+            self.requests.append({"method": h.command, "path": h.path, "body": body, "headers": dict(h.headers)})
         try:
             self.handle(h, body)
         except (BrokenPipeError, ConnectionResetError):

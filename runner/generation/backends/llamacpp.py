@@ -4,15 +4,15 @@ The model is loaded once per backend instance, lazily and in a worker thread; ge
 time (a lock) in a worker thread, since they are CPU-bound. Prompt caching is off so that a request's
 result does not depend on the requests before it.
 
-backend.n_threads=0 means all cores but one, left to the test sandboxes that run beside generation: when
-its cores are busy with other work, llama.cpp's threads wait on each other each step and slow down many
-times over.
+backend.n_threads=0 means every core that other programs are not busy with when the model loads
+(cpu.free_cores): the test sandboxes that run beside generation are niced and yield to it, but a core
+busy with another program's work would make llama.cpp's threads, which wait on each other each step,
+slow down many times over.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 import threading
 import time
 from pathlib import Path
@@ -22,7 +22,10 @@ import xllamacpp
 
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions, chat_completion_body
+from runner.generation.backends.cpu import free_cores
 from runner.generation.backends.gguf import gguf_digest, resolve_gguf
+from runner.generation.backends.hf_hub import PREFIX as HUB_PREFIX
+from runner.generation.backends.hf_hub import pinned_hex
 from runner.generation.backends.http_errors import status_error
 from runner.generation.backends.retry import with_retries
 
@@ -32,9 +35,11 @@ class LlamaCppBackend:
 
     def __init__(self, backend: BackendConfig, model: ModelConfig) -> None:
         self.model_id = model.id
+        self.sha256 = model.sha256
         self.num_ctx = model.num_ctx
         self.think = model.think
-        self.n_threads = backend.n_threads if backend.n_threads > 0 else max(1, (os.cpu_count() or 1) - 1)
+        self.n_threads = backend.n_threads  # 0 = free_cores() at each load
+        self.threads_in_use = 0  # what the loaded model got (0 = not loaded)
         self.max_retries = backend.max_retries
         self.backoff_s = backend.retry_backoff_s
         self._lock = threading.Lock()
@@ -70,7 +75,7 @@ class LlamaCppBackend:
 
     def _resolve(self) -> Path:
         if self._path is None:
-            self._path = resolve_gguf(self.model_id)
+            self._path = resolve_gguf(self.model_id, self.sha256)
         return self._path
 
     def _load(self, n_ctx: int) -> Any:
@@ -83,8 +88,9 @@ class LlamaCppBackend:
         params.model.path = str(path)
         params.n_ctx = n_ctx
         params.n_parallel = 1
-        params.cpuparams.n_threads = self.n_threads
-        params.cpuparams_batch.n_threads = self.n_threads
+        self.threads_in_use = self.threads()
+        params.cpuparams.n_threads = self.threads_in_use
+        params.cpuparams_batch.n_threads = self.threads_in_use
         params.verbosity = -1  # silences llama.cpp's load and request logging
         try:
             self._server = xllamacpp.Server(params)
@@ -96,6 +102,10 @@ class LlamaCppBackend:
         self._server_ctx = n_ctx
         return self._server
 
+    def threads(self) -> int:
+        """The thread count for the next load: backend.n_threads, or the free cores if it is 0."""
+        return self.n_threads if self.n_threads > 0 else free_cores()
+
     def _unload(self) -> None:
         with self._lock:
             self._server = None
@@ -105,8 +115,9 @@ class LlamaCppBackend:
         with self._lock:
             path = self._resolve()
             self._load(self._server_ctx or self.num_ctx)
-            if self._digest is None:
-                self._digest = gguf_digest(path)
+            if self._digest is None:  # a pinned hf: file was checked against its pin when it was fetched
+                pinned = pinned_hex(self.sha256) if self.model_id.startswith(HUB_PREFIX) else ""
+                self._digest = f"sha256:{pinned}" if pinned else gguf_digest(path)
         return {
             "backend": "llamacpp",
             "server_version": f"xllamacpp {xllamacpp.__version__}",
