@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from hydra.core.config_store import ConfigStore
 from omegaconf import MISSING
 
-from runner.execution.limits import Limits
+from runner.sandbox.limits import Limits
 
 
 @dataclass
@@ -112,7 +112,7 @@ class PromptsConfig:
 
 @dataclass
 class SandboxConfig:
-    """Limits for every candidate's test run (defaults: runner.execution.limits.Limits, the one place they live)."""
+    """Limits for every candidate's test run (defaults: runner.sandbox.limits.Limits, the one place they live)."""
 
     workers: int = 2
     timeout_s: float = Limits.timeout_s

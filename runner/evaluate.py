@@ -24,9 +24,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.execution.judge import judge, rewrite_suites_ahead
-from runner.execution.outcome import Verdict
 from runner.gold import compose_config, split_args
+from runner.judging.judge import judge, rewrite_suites_ahead
+from runner.outcome import Verdict
 from runner.scoring import pass_at_k as estimate_pass_at_k
 from runner.tasks.model import SUITES, Task
 
@@ -164,7 +164,7 @@ def _progress(total: int) -> Callable[[int], None]:
 
 def main(argv: list[str]) -> int:
     """CLI entry; returns 0, or 2 when some samples could not be scored."""
-    from runner.execution.sandbox import Limits, WorkerPool
+    from runner.sandbox.pool import Limits, WorkerPool
     from runner.tasks import load_task_set
 
     options, overrides = split_args(argv, ("samples", "out", "workers", "suites"))

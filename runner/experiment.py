@@ -16,11 +16,11 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from runner.cache import HARNESS_VERSION, Cache, content_key
-from runner.execution.extract import extract_code
-from runner.execution.judge import feedback_for_repair, repair_allowed
-from runner.execution.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions
+from runner.generation.extract import extract_code
 from runner.generation.prompts import first_messages, repair_messages
+from runner.judging.judge import feedback_for_repair, repair_allowed
+from runner.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
 from runner.progress import Progress
 from runner.records import AttemptRecord
 from runner.tasks.model import Task

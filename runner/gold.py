@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from runner.config import GateConfig
-from runner.execution.judge import judge, rewrite_suites_ahead
-from runner.execution.outcome import Outcome, Verdict
+from runner.judging.judge import judge, rewrite_suites_ahead
+from runner.outcome import Outcome, Verdict
 from runner.tasks.model import Task
 
 CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
@@ -138,7 +138,7 @@ def _table(results: list[GoldResult]) -> str:
 
 def main(argv: list[str]) -> int:
     """CLI entry: prints a table, writes the JSON report to out=, returns 1 if any task is not ok."""
-    from runner.execution.sandbox import Limits, WorkerPool
+    from runner.sandbox.pool import Limits, WorkerPool
     from runner.tasks import load_task_set
 
     options, overrides = split_args(argv, ("out", "workers"))

@@ -15,11 +15,11 @@ from omegaconf import OmegaConf
 
 import runner
 from runner.cache import HARNESS_VERSION, Cache, content_key
-from runner.execution.sandbox import Limits, WorkerPool
 from runner.experiment import AttemptWriter, Experiment, verdict_key
 from runner.generation.backends import make_backend
 from runner.generation.backends.base import BackendError
 from runner.records import AttemptRecord
+from runner.sandbox.pool import Limits, WorkerPool
 from runner.tasks import Task, load_task_set, task_set_hash
 
 log = logging.getLogger("runner")
@@ -42,7 +42,7 @@ def run_job(cfg, out_dir: Path) -> int:
 
 
 async def _run(cfg, out_dir: Path, tasks: list[Task]) -> int:
-    from runner.execution.judge import judge
+    from runner.judging.judge import judge
 
     backend = make_backend(cfg.backend, cfg.model)
     try:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from runner.evaluate import Sample, SampleError, main, pass_at_k_table, read_samples
-from runner.execution.outcome import Outcome, Verdict
+from runner.outcome import Outcome, Verdict
 from runner.tasks.importers import load_humaneval
 
 TASKS = {t.id: t for t in load_humaneval()[:3]}
@@ -54,7 +54,7 @@ def test_pass_at_k_uses_the_unbiased_estimator_and_skips_unscored():
 
 
 def test_cli_scores_both_formats_in_input_order(tmp_path, capsys):
-    pytest.importorskip("runner.execution.sandbox")
+    pytest.importorskip("runner.sandbox.pool")
     tasks = load_humaneval()
     by_id = {t.id: t for t in tasks}
     canonical_0 = by_id[T0].reference[len(by_id[T0].prompt) :]

@@ -14,11 +14,12 @@ from _pytest.assertion import rewrite
 from omegaconf import OmegaConf
 
 from runner.config import SandboxConfig
-from runner.execution import compile_cache, sandbox
-from runner.execution.isolation import sandbox_env
-from runner.execution.outcome import Outcome
-from runner.execution.sandbox import Limits, SandboxJob, WorkerDied, WorkerPool
-from runner.execution.verdict import RunFacts, expected_tests, verdict_for
+from runner.outcome import Outcome
+from runner.sandbox import compile_cache
+from runner.sandbox import pool as sandbox
+from runner.sandbox.isolation import sandbox_env
+from runner.sandbox.pool import Limits, SandboxJob, WorkerDied, WorkerPool
+from runner.sandbox.verdict import RunFacts, expected_tests, verdict_for
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="uid drop and network namespaces need root")
@@ -380,7 +381,7 @@ def test_suite_modules_are_found_by_their_stem_or_else_by_a_full_search(tmp_path
     import sys
     import types
 
-    from runner.execution.pytest_child import _suite_modules
+    from runner.sandbox.pytest_child import _suite_modules
 
     path = str(tmp_path / "test_hidden.py")
     module = types.ModuleType("test_hidden")

@@ -34,7 +34,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from runner.strength import hypothesis_profile, mutants
+from runner.strength import mutants
+from runner.suites import hypothesis_profile
 from runner.tasks.model import SUITES, Task
 
 AUDIT_VERSION = "1"
@@ -125,7 +126,7 @@ def _mutant_order(name: str) -> tuple[str, int]:
 
 
 def _code_fingerprint() -> str:
-    from runner.execution import candidate_guard, suite_module
+    from runner.suites import candidate_guard, suite_module
 
     digest = hashlib.sha256(AUDIT_VERSION.encode())
     for module in (mutants, hypothesis_profile, candidate_guard, suite_module):

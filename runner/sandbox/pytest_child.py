@@ -33,10 +33,10 @@ import types
 
 import pytest
 
-from runner.execution import compile_cache
-from runner.execution.guarded_objects import GuardedObjects, changed_entries, snapshot_entries
-from runner.execution.limits import Limits
-from runner.execution.suite_module import guard_source
+from runner.sandbox import compile_cache
+from runner.sandbox.guarded_objects import GuardedObjects, changed_entries, snapshot_entries
+from runner.sandbox.limits import Limits
+from runner.suites.suite_module import guard_source
 
 MESSAGE_CHARS = 1500
 MESSAGE_LINES = 12
@@ -416,7 +416,7 @@ def load_candidate_guard(test_dir: str) -> None:
     A copy identical to the harness's own module is served by the module the worker imported at
     start-up and never used (each forked child gets it untouched), which saves executing it per child.
     """
-    from runner.execution import candidate_guard
+    from runner.suites import candidate_guard
 
     path = os.path.join(test_dir, "candidate_guard.py")
     if not os.path.exists(path):
@@ -468,7 +468,7 @@ def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, a
 
     `audit=False` is for the worker's warm-up run (an audit hook can never be removed again).
     """
-    from runner.strength.hypothesis_profile import register_profile
+    from runner.suites.hypothesis_profile import register_profile
 
     test_dir = os.path.dirname(test_path)
     candidate_path = os.path.join(test_dir, "candidate.py")
@@ -507,7 +507,7 @@ def prepare_session(test_dir: str, ini_path: str, scratch: str, limits: Limits) 
     """
     from _pytest.config import _prepareconfig
 
-    from runner.strength.hypothesis_profile import register_profile
+    from runner.suites.hypothesis_profile import register_profile
 
     register_profile(limits.hypothesis_examples)
     compile_cache.install()

@@ -11,8 +11,8 @@ import os
 import signal
 from dataclasses import dataclass, field
 
-from runner.execution.limits import Limits
-from runner.execution.outcome import Outcome, SuiteResult, TestResult
+from runner.outcome import Outcome, SuiteResult, TestResult
+from runner.sandbox.limits import Limits
 
 
 @dataclass

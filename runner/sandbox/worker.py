@@ -1,10 +1,10 @@
 """The warm worker: a long-lived trusted process that forks one confined child per job.
 
-Started by `WorkerPool`, either on its own (`python -P -m runner.execution.worker`, serving on
+Started by `WorkerPool`, either on its own (`python -P -m runner.sandbox.worker`, serving on
 stdin/stdout) or forked by the pool's zygote (`--zygote`, one warm-up for all workers, each worker
-on its own pair of pipes). It warms up (runner.execution.warm_up), leases its own sandbox uid, then
+on its own pair of pipes). It warms up (runner.sandbox.warm_up), leases its own sandbox uid, then
 serves jobs (length-prefixed pickles). For each job it writes nothing the child can change, runs
-every suite file in one supervised session (runner.execution.session), kills everything the child
+every suite file in one supervised session (runner.sandbox.session), kills everything the child
 left behind and judges each suite from its share of the verdict channel alone. If the candidate's
 code starts before collection has finished (a suite imports it eagerly), the session is abandoned
 and each suite runs in a session of its own, as later files could otherwise be tampered with while
@@ -22,13 +22,13 @@ import tempfile
 import time
 import traceback
 
-from runner.execution import compile_cache, huge_pages, isolation, pytest_child
-from runner.execution.limits import Limits
-from runner.execution.outcome import Outcome, SuiteResult, TestResult
-from runner.execution.sandbox import read_frame, write_frame
-from runner.execution.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
-from runner.execution.verdict import RunFacts, expected_tests, verdict_for
-from runner.execution.warm_up import preload, probe, warm_up
+from runner.outcome import Outcome, SuiteResult, TestResult
+from runner.sandbox import compile_cache, huge_pages, isolation, pytest_child
+from runner.sandbox.limits import Limits
+from runner.sandbox.pool import read_frame, write_frame
+from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
+from runner.sandbox.verdict import RunFacts, expected_tests, verdict_for
+from runner.sandbox.warm_up import preload, probe, warm_up
 
 # ---------------------------------------------------------------- one job
 

@@ -16,9 +16,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from runner.execution import isolation, pytest_child
-from runner.execution.limits import Limits
-from runner.execution.suite_module import guard_source
+from runner.sandbox import isolation, pytest_child
+from runner.sandbox.limits import Limits
+from runner.suites.suite_module import guard_source
 
 PRELOAD = (
     "abc", "array", "ast", "base64", "binascii", "bisect", "calendar", "cmath", "codecs", "collections",
@@ -96,8 +96,8 @@ def preload() -> None:
     import hypothesis
     import hypothesis.strategies  # noqa: F401
 
-    import runner.strength.hypothesis_profile  # noqa: F401
-    from runner.execution import candidate_guard  # noqa: F401
+    import runner.suites.hypothesis_profile  # noqa: F401
+    from runner.suites import candidate_guard  # noqa: F401
 
     for name in _submodules(hypothesis):
         try:

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.execution import isolation, pytest_child
-from runner.execution.limits import Limits
-from runner.execution.verdict import RunFacts
+from runner.sandbox import isolation, pytest_child
+from runner.sandbox.limits import Limits
+from runner.sandbox.verdict import RunFacts
 
 if TYPE_CHECKING:
-    from runner.execution.worker import JobPlace
+    from runner.sandbox.worker import JobPlace
 
 
 def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: int, out_w: int, nonce: str):
