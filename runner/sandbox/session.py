@@ -27,7 +27,7 @@ from runner.sandbox.limits import Limits
 from runner.sandbox.verdict import RunFacts
 
 if TYPE_CHECKING:
-    from runner.sandbox.worker import JobPlace
+    from runner.sandbox.job_place import JobPlace
 
 
 def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: int, out_w: int, nonce: str):

@@ -16,14 +16,13 @@ from __future__ import annotations
 import gc
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 import traceback
 
 from runner.outcome import Outcome, SuiteResult, TestResult
-from runner.sandbox import compile_cache, huge_pages, isolation, pytest_child
+from runner.sandbox import compile_cache, huge_pages, isolation
+from runner.sandbox.job_place import JobPlace, write_readonly
 from runner.sandbox.limits import Limits
 from runner.sandbox.pool import read_frame, write_frame
 from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
@@ -60,7 +59,7 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
         place.clear()
         for name, source in files.items():
             if name not in bad:
-                _write_readonly(os.path.join(place.test_dir, name), source)
+                write_readonly(os.path.join(place.test_dir, name), source)
         for name in compile_cache.TRUSTED_MODULES:
             if name in files and name not in bad:
                 try:
@@ -124,64 +123,6 @@ def _judge_session(session: SessionFacts, group: list, limits: Limits, results: 
             if facts.output_exceeded:
                 text += f"\n[output capped at {limits.max_output_kb} KB]"
             outputs.append(f"--- {suite} ---\n{text}")
-
-
-class JobPlace:
-    """The worker's one job directory, at a fixed path for its whole life, and the session prepared for it.
-
-    Layout: `root/pytest.ini`, `root/t/` (the job's files, read-only, root-owned when root) and
-    `root/w/` (the child's working directory, owned by the sandbox uid). The paths never change,
-    so the pytest session can be configured once (`pytest_child.prepare_session`); the contents
-    are wiped before and after every job and the working directory before every suite.
-    """
-
-    def __init__(self, slot, limits: Limits) -> None:
-        prefix = f"runner-slot{slot.index}-"
-        _remove_stale(prefix)
-        self.root = tempfile.mkdtemp(prefix=prefix, dir=isolation.JOB_DIR_BASE)
-        os.chmod(self.root, 0o755)
-        self.test_dir = os.path.join(self.root, "t")
-        self.scratch = os.path.join(self.root, "w")
-        self.ini_path = os.path.join(self.root, "pytest.ini")
-        os.mkdir(self.test_dir, 0o755)
-        _write_readonly(self.ini_path, "[pytest]\n")
-        self.fresh_scratch(slot, limits)
-        self.prepared = pytest_child.prepare_session(self.test_dir, self.ini_path, self.scratch, limits)
-
-    def clear(self) -> None:
-        """Remove every job file and the working directory's contents."""
-        for entry in os.scandir(self.test_dir):
-            os.unlink(entry.path)
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
-    def fresh_scratch(self, slot, limits: Limits) -> None:
-        """An empty working directory for the next child, owned by the sandbox uid."""
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        os.mkdir(self.scratch, 0o700)
-        if limits.drop_privileges and isolation.is_root():
-            os.chown(self.scratch, slot.uid, slot.gid)
-
-    def remove(self) -> None:
-        """Delete the whole directory (when the worker ends)."""
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _remove_stale(prefix: str) -> None:
-    """Remove job directories a killed worker of this slot left (the slot lock says none is alive)."""
-    base = isolation.JOB_DIR_BASE or tempfile.gettempdir()
-    for entry in os.scandir(base):
-        try:
-            mine = entry.stat(follow_symlinks=False).st_uid == os.geteuid()
-            if entry.name.startswith(prefix) and mine and entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-        except OSError:
-            continue
-
-
-def _write_readonly(path: str, text: str) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.chmod(path, 0o444)
 
 
 # ---------------------------------------------------------------- protocol with the pool
