@@ -26,7 +26,6 @@ from __future__ import annotations
 import builtins
 import fnmatch
 import importlib.util
-import json
 import os
 import sys
 import types
@@ -36,6 +35,19 @@ import pytest
 from runner.sandbox import compile_cache
 from runner.sandbox.guarded_objects import GuardedObjects, changed_entries, snapshot_entries
 from runner.sandbox.limits import Limits
+from runner.sandbox.protocol import (
+    Armed,
+    Channel,
+    Collected,
+    CollectError,
+    Done,
+    Failure,
+    Internal,
+    Report,
+    Start,
+    SuiteDone,
+    Tamper,
+)
 from runner.suites.suite_module import guard_source
 
 MESSAGE_CHARS = 1500
@@ -47,6 +59,7 @@ GUARDED_MODULES = (
     "_pytest.python_api", "_pytest.approx", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
     "pluggy._result", "hypothesis", "hypothesis.core", "hypothesis.control", "hypothesis._settings",
     "hypothesis.strategies", "_hypothesis_pytestplugin", "collections", "candidate_guard", __name__,
+    "runner.sandbox.protocol",
 )  # fmt: skip
 GUARDED_HOOKS = (
     "pytest_runtest_protocol", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown",
@@ -63,23 +76,6 @@ DISABLED_PLUGINS = (
 only adds the old `tmpdir` and `testdir` fixtures (suites use `tmp_path`)."""
 FLAGGED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace",
                             "sys.setprofile", "sys.addaudithook"})  # fmt: skip
-
-
-class Channel:
-    """The verdict channel: one JSON message per line, prefixed with the run's nonce."""
-
-    def __init__(self, fd: int, nonce: str) -> None:
-        self._fd, self._nonce = fd, nonce
-        self._pid = os.getpid()
-        self._write, self._getpid, self._dumps = os.write, os.getpid, json.dumps
-
-    def send(self, message: dict) -> None:
-        """Send one message; a no-op in any process the candidate forked."""
-        if self._getpid() != self._pid:
-            return
-        data = (self._nonce + " " + self._dumps(message) + "\n").encode("utf-8", "replace")
-        while data:
-            data = data[self._write(self._fd, data) :]
 
 
 def _plugin_state(config: pytest.Config) -> dict[str, object]:
@@ -268,10 +264,10 @@ def _message(excinfo: pytest.ExceptionInfo) -> str:
     return message[:MESSAGE_CHARS]
 
 
-def describe(excinfo: pytest.ExceptionInfo | None, candidate_path: str) -> dict:
-    """Plain facts about a failure that the trusted worker classifies."""
+def describe(excinfo: pytest.ExceptionInfo | None, candidate_path: str) -> Failure | None:
+    """Plain facts about a failure that the trusted worker classifies (None without an exception)."""
     if excinfo is None:
-        return {}
+        return None
     value = excinfo.value
     # pytest wraps a module's import failure in a CollectError raised `from` the original exception
     while isinstance(value, pytest.Collector.CollectError) and value.__cause__ is not None:
@@ -284,14 +280,14 @@ def describe(excinfo: pytest.ExceptionInfo | None, candidate_path: str) -> dict:
             in_candidate = True
         tb = tb.tb_next
     missing = [leaf.name for leaf in leaves if isinstance(leaf, ModuleNotFoundError)]
-    return {
-        "exc": [type(leaf).__name__ for leaf in leaves],
-        "errno": [getattr(leaf, "errno", None) for leaf in leaves if isinstance(leaf, OSError)],
-        "assertion": all(isinstance(leaf, (AssertionError, pytest.fail.Exception)) for leaf in leaves),
-        "missing_module": missing[0] if missing and isinstance(missing[0], str) else None,
-        "in_candidate": in_candidate,
-        "msg": _message(excinfo),
-    }
+    return Failure(
+        exc=[type(leaf).__name__ for leaf in leaves],
+        errno=[getattr(leaf, "errno", None) for leaf in leaves if isinstance(leaf, OSError)],
+        assertion=all(isinstance(leaf, (AssertionError, pytest.fail.Exception)) for leaf in leaves),
+        missing_module=missing[0] if missing and isinstance(missing[0], str) else None,
+        in_candidate=in_candidate,
+        msg=_message(excinfo),
+    )
 
 
 class Collector:
@@ -303,7 +299,7 @@ class Collector:
 
     def __init__(self, channel: Channel, candidate_path: str, integrity: Integrity) -> None:
         self.channel, self.candidate_path, self.integrity = channel, candidate_path, integrity
-        self.failures: dict[tuple[str, str], dict] = {}
+        self.failures: dict[tuple[str, str], Failure | None] = {}
         self.config: pytest.Config | None = None
         self.current: str | None = None
 
@@ -315,7 +311,7 @@ class Collector:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.integrity.capture_items(list(session.items))
-        self.channel.send({"k": "collected"})
+        self.channel.send(Collected())
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -325,7 +321,7 @@ class Collector:
         """Check integrity and tell the worker that the running suite file has finished."""
         if self.current is not None:
             tamper = self.integrity.check(self.config)[:20]
-            self.channel.send({"k": "suite_done", "file": self.current, "tamper": tamper, "load": load_failure()})
+            self.channel.send(SuiteDone(self.current, tamper, load_failure()))
             self.current = None
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -333,10 +329,10 @@ class Collector:
         report = yield
         if report.outcome != "passed":
             call = report.__dict__.get("call")
-            facts = describe(call.excinfo if call is not None else None, self.candidate_path)
-            if not facts:
-                facts = {"msg": str(report.longrepr)[:MESSAGE_CHARS]}
-            self.channel.send({"k": "collect", "id": report.nodeid, "outcome": report.outcome, **facts})
+            failure = describe(call.excinfo if call is not None else None, self.candidate_path)
+            if failure is None:
+                failure = Failure(msg=str(report.longrepr)[:MESSAGE_CHARS])
+            self.channel.send(CollectError(report.nodeid, report.outcome, failure))
         return report
 
     def pytest_runtest_logstart(self, nodeid: str, location) -> None:
@@ -344,7 +340,7 @@ class Collector:
         if file != self.current:
             self.close_suite()
             self.current = file
-        self.channel.send({"k": "start", "id": nodeid})
+        self.channel.send(Start(nodeid))
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
@@ -354,15 +350,14 @@ class Collector:
         return report
 
     def pytest_runtest_logreport(self, report) -> None:
-        facts = self.failures.pop((report.nodeid, report.when), {})
-        if report.outcome != "passed" and not facts:
-            facts = {"msg": str(report.longrepr)[:MESSAGE_CHARS]}
+        failure = self.failures.pop((report.nodeid, report.when), None)
+        if report.outcome != "passed" and failure is None:
+            failure = Failure(msg=str(report.longrepr)[:MESSAGE_CHARS])
         xfail = hasattr(report, "wasxfail")
-        message = {"k": "report", "id": report.nodeid, "when": report.when, "outcome": report.outcome}
-        self.channel.send({**message, "xfail": xfail, **facts})
+        self.channel.send(Report(report.nodeid, report.when, report.outcome, xfail, failure))
 
     def pytest_internalerror(self, excrepr, excinfo) -> None:
-        self.channel.send({"k": "internal", "msg": str(excrepr)[:MESSAGE_CHARS]})
+        self.channel.send(Internal(str(excrepr)[:MESSAGE_CHARS]))
 
 
 def install_audit_hook(channel: Channel, candidate_path: str, on_candidate_start) -> None:
@@ -392,7 +387,7 @@ def install_audit_hook(channel: Channel, candidate_path: str, on_candidate_start
         state["busy"] = True
         try:
             if candidate_on_stack():
-                channel.send({"k": "tamper", "why": f"candidate used {event}"})
+                channel.send(Tamper(f"candidate used {event}"))
                 raise RuntimeError(f"sandbox: {event} is not allowed")
         finally:
             state["busy"] = False
@@ -436,7 +431,7 @@ def _watch_candidate(channel: Channel, candidate_path: str, test_paths: list[str
     """Install the audit hook; when the candidate starts, say so and snapshot the suite modules."""
 
     def on_candidate_start() -> None:
-        channel.send({"k": "armed"})
+        channel.send(Armed())
         integrity.capture_suite_globals(_suite_modules(test_paths))
 
     install_audit_hook(channel, candidate_path, on_candidate_start)
@@ -460,7 +455,7 @@ def _suite_modules(test_paths: list[str]) -> list[types.ModuleType]:
 
 
 def _send_done(channel: Channel, code: int, integrity: Integrity, config: pytest.Config | None) -> None:
-    channel.send({"k": "done", "exit": code, "tamper": integrity.check(config)[:20], "load": load_failure()})
+    channel.send(Done(code, integrity.check(config)[:20], load_failure()))
 
 
 def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, audit: bool = True) -> int:

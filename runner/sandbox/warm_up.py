@@ -18,6 +18,7 @@ from pathlib import Path
 
 from runner.sandbox import isolation, pytest_child
 from runner.sandbox.limits import Limits
+from runner.sandbox.protocol import Channel
 from runner.suites.suite_module import guard_source
 
 PRELOAD = (
@@ -140,7 +141,7 @@ def warm_up(limits: Limits) -> None:
             os.dup2(sink.fileno(), 1)
             os.dup2(sink.fileno(), 2)
             try:
-                channel = pytest_child.Channel(sink.fileno(), "warmup")
+                channel = Channel(sink.fileno(), "warmup")
                 warm_limits = dataclasses.replace(limits, hypothesis_examples=WARMUP_EXAMPLES)
                 pytest_child.run_suite(os.path.join(test_dir, "test_w.py"), os.path.join(root, "pytest.ini"),
                                        channel, warm_limits, audit=False)  # fmt: skip

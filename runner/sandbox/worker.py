@@ -25,8 +25,9 @@ from runner.sandbox import compile_cache, huge_pages, isolation
 from runner.sandbox.job_place import JobPlace, write_readonly
 from runner.sandbox.limits import Limits
 from runner.sandbox.pool import read_frame, write_frame
+from runner.sandbox.protocol import Isolation
 from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
-from runner.sandbox.verdict import RunFacts, expected_tests, verdict_for
+from runner.sandbox.verdict import expected_tests, verdict_for
 from runner.sandbox.warm_up import preload, probe, warm_up
 
 # ---------------------------------------------------------------- one job
@@ -34,10 +35,11 @@ from runner.sandbox.warm_up import preload, probe, warm_up
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 
-def _applied(facts: RunFacts) -> dict[str, bool]:
-    for message in facts.messages:
-        if message.get("k") == "isolation":
-            return {k: bool(v) for k, v in message.get("applied", {}).items()}
+def _applied(session: SessionFacts) -> dict[str, bool]:
+    """The protections the child reported in force (its `Isolation` message)."""
+    for _, message in session.messages:
+        if isinstance(message, Isolation):
+            return {k: bool(v) for k, v in message.applied.items()}
     return {}
 
 
@@ -96,7 +98,7 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
                 groups = [[one] for one in group] + groups
                 continue
             _judge_session(session, group, limits, results, outputs)
-            applied = _applied(RunFacts(messages=[m for _, m in session.messages]))
+            applied = _applied(session)
             for key in set(in_force) | set(applied):
                 in_force[key] = in_force.get(key, True) and applied.get(key, key in base)
     finally:
