@@ -45,22 +45,30 @@ class Failure:
 
 @dataclass
 class Isolation:
+    """Which protections `isolation.confine` applied in the child (name -> in force)."""
+
     kind: ClassVar[str] = "isolation"
     applied: dict
 
 
 @dataclass
 class Armed:
+    """The candidate's code started executing; the audit hook is armed."""
+
     kind: ClassVar[str] = "armed"
 
 
 @dataclass
 class Collected:
+    """Every suite file of the session has been collected."""
+
     kind: ClassVar[str] = "collected"
 
 
 @dataclass
 class CollectError:
+    """A suite file, or a node in it, could not be collected."""
+
     kind: ClassVar[str] = "collect"
     id: str
     outcome: str
@@ -69,12 +77,16 @@ class CollectError:
 
 @dataclass
 class Start:
+    """A test started (its node id names its suite file)."""
+
     kind: ClassVar[str] = "start"
     id: str
 
 
 @dataclass
 class Report:
+    """One phase (`setup`, `call`, `teardown`) of a test has a result."""
+
     kind: ClassVar[str] = "report"
     id: str
     when: str
@@ -84,23 +96,30 @@ class Report:
 
     @property
     def msg(self) -> str:
+        """The failure's message ("" for a phase that passed)."""
         return self.failure.msg if self.failure is not None else ""
 
 
 @dataclass
 class Tamper:
+    """The audit hook refused a tool the candidate used to reach into the harness."""
+
     kind: ClassVar[str] = "tamper"
     why: str
 
 
 @dataclass
 class Internal:
+    """pytest's internal error."""
+
     kind: ClassVar[str] = "internal"
     msg: str
 
 
 @dataclass
 class SuiteDone:
+    """A suite file's last test has finished: the integrity checks then, and whether the candidate loaded."""
+
     kind: ClassVar[str] = "suite_done"
     file: str
     tamper: list = field(default_factory=list)
@@ -110,6 +129,8 @@ class SuiteDone:
 
 @dataclass
 class Done:
+    """The end of the session: pytest's exit code, the last integrity checks, whether the candidate loaded."""
+
     kind: ClassVar[str] = "done"
     exit: int
     tamper: list = field(default_factory=list)
