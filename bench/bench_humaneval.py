@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.cli import Option, compose_config, parse_args  # noqa: E402
 from runner.evaluate import evaluate_samples, read_samples  # noqa: E402
-from runner.execution.judge import rewrite_suites_ahead  # noqa: E402
+from runner.judging.judge import rewrite_suites_ahead  # noqa: E402
 from runner.tasks.importers import humaneval_data_file, load_humaneval  # noqa: E402
 from runner.validation import typed_config  # noqa: E402
 
@@ -47,7 +47,7 @@ def write_samples(path: Path) -> int:
 
 def run_ours(samples_file: Path, workers: int, gate_name: str, suites: tuple[str, ...]) -> dict:
     """In a fresh process: seconds in all, seconds until the pool was warm, outcomes, samples not passed."""
-    from runner.execution.sandbox import Limits, WorkerPool
+    from runner.sandbox.pool import Limits, WorkerPool
 
     cfg = typed_config(compose_config([f"gate={gate_name}"]))
     start = time.perf_counter()

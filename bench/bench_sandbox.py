@@ -14,8 +14,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from runner.execution.sandbox import Limits, SandboxJob, WorkerPool
-from runner.execution.suite_module import build_suite_module, suite_file_name
+from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
+from runner.suites.suite_module import build_suite_module, suite_file_name
 from runner.tasks.model import Task
 
 TASK = Task(
@@ -65,7 +65,7 @@ def bench_pool(pool: WorkerPool, n: int, suites: tuple[str, ...]) -> None:
 def cold_one(i: int, suites: tuple[str, ...]) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-cold-") as tmp:
         files = files_for(i, suites)
-        guard = Path(__file__).resolve().parents[1] / "runner" / "execution" / "candidate_guard.py"
+        guard = Path(__file__).resolve().parents[1] / "runner" / "suites" / "candidate_guard.py"
         files["candidate_guard.py"] = guard.read_text()
         for name, text in files.items():
             Path(tmp, name).write_text(text)

@@ -32,15 +32,15 @@ from typing import TYPE_CHECKING
 
 from runner.cli import Option, UsageError, compose_config, parse_args
 from runner.config import GateConfig
-from runner.execution.judge import judge, rewrite_suites_ahead
-from runner.execution.outcome import Verdict
+from runner.judging.judge import judge, rewrite_suites_ahead
+from runner.outcome import Verdict
 from runner.progress import Progress
 from runner.records import AttemptRecord
 from runner.scoring import EVALPLUS_LEVELS, metric_key, summarize
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
-    from runner.execution.sandbox import WorkerPool
+    from runner.sandbox.pool import WorkerPool
 
 PASS_AT_K = (1, 10, 100)
 LEVEL_NAMES = {"base": "base", "base_plus": "base+plus"}
@@ -194,7 +194,7 @@ OPTIONS = (
 
 def main(argv: list[str]) -> int:
     """CLI entry; returns 0, or 2 when some samples could not be scored."""
-    from runner.execution.sandbox import Limits, WorkerPool
+    from runner.sandbox.pool import Limits, WorkerPool
     from runner.tasks import EVALPLUS_IMPORTERS, load_task_set
     from runner.validation import typed_config
 

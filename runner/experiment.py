@@ -17,12 +17,12 @@ from pathlib import Path
 
 from runner.cache import Cache, content_key
 from runner.config import Config
-from runner.execution.extract import Extraction, extract
-from runner.execution.judge import feedback_for_repair, repair_allowed
-from runner.execution.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
 from runner.fingerprint import harness_fingerprint
 from runner.generation.backends.base import Backend, BackendError, Generation, GenerationOptions
+from runner.generation.extract import Extraction, extract
 from runner.generation.prompts import answer_text, first_messages, repair_messages
+from runner.judging.judge import feedback_for_repair, repair_allowed
+from runner.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
 from runner.progress import Progress
 from runner.records import AttemptRecord
 from runner.tasks.model import Task

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from runner.cli import Option, compose_config, parse_args
 from runner.config import GateConfig
-from runner.execution.judge import judge, rewrite_suites_ahead
-from runner.execution.outcome import Outcome, Verdict
+from runner.judging.judge import judge, rewrite_suites_ahead
+from runner.outcome import Outcome, Verdict
 from runner.tasks.model import Task
 
 PIP_NAMES = {
@@ -127,7 +127,7 @@ OPTIONS = (
 
 def main(argv: list[str]) -> int:
     """CLI entry: prints a table, writes the JSON report to out=, returns 1 if any task is not ok."""
-    from runner.execution.sandbox import Limits, WorkerPool
+    from runner.sandbox.pool import Limits, WorkerPool
     from runner.tasks import load_task_set
     from runner.validation import typed_config
 

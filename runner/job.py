@@ -16,12 +16,12 @@ from omegaconf import OmegaConf
 import runner
 from runner.cache import Cache, content_key
 from runner.config import Config
-from runner.execution.sandbox import Limits, WorkerPool
 from runner.experiment import AttemptWriter, Experiment, verdict_key
 from runner.fingerprint import harness_fingerprint
 from runner.generation.backends import make_backend
 from runner.generation.backends.base import BackendError
 from runner.records import AttemptRecord
+from runner.sandbox.pool import Limits, WorkerPool
 from runner.store import StoreError
 from runner.tasks import EVALPLUS_IMPORTERS, Task, load_task_set, subset_tag, task_set_hash
 from runner.tracking import JobRun, end_status
@@ -66,7 +66,7 @@ def _open_run(cfg: Config, out_dir: Path) -> JobRun:
 
 
 async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]) -> int:
-    from runner.execution.judge import judge
+    from runner.judging.judge import judge
 
     # Opening the run may create the store (seconds on a fresh one): it overlaps loading the model, and
     # a store that cannot be used stops the job before any sample is generated.

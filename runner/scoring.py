@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.execution.outcome import Outcome
+from runner.outcome import Outcome
 from runner.records import AttemptRecord
 
 log = logging.getLogger(__name__)

@@ -146,7 +146,7 @@ def test_prompt_longer_than_context_is_bad_request(smollm2):
 
 @pytest.mark.slow
 def test_a_prefilled_answer_is_continued(smollm2):
-    from runner.execution.extract import extract
+    from runner.generation.extract import extract
     from runner.generation.prompts import answer_prefix, answer_text
 
     prefix = "Here is the code:\n```python\ndef add(a, b):\n    return"

@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from runner.execution.candidate_guard import NotPlainData, check_plain
+from runner.suites.candidate_guard import NotPlainData, check_plain
 
 
 @pytest.mark.parametrize(

@@ -6,7 +6,7 @@ import pytest
 
 from runner.cli import UsageError
 from runner.evaluate import Sample, SampleError, main, read_samples, score, summary
-from runner.execution.outcome import Outcome, SuiteResult, TestResult, Verdict
+from runner.outcome import Outcome, SuiteResult, TestResult, Verdict
 from runner.tasks.importers import load_humaneval
 
 TASKS = {t.id: t for t in load_humaneval()[:3]}
@@ -74,7 +74,7 @@ def test_base_and_base_plus_follow_the_hidden_and_properties_suites():
 
 
 def test_cli_scores_both_formats_in_input_order(tmp_path, capsys):
-    pytest.importorskip("runner.execution.sandbox")
+    pytest.importorskip("runner.sandbox.pool")
     tasks = load_humaneval()
     by_id = {t.id: t for t in tasks}
     canonical_0 = by_id[T0].reference[len(by_id[T0].prompt) :]

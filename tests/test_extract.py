@@ -4,8 +4,8 @@ import ast
 
 import pytest
 
-from runner.execution import extract
-from runner.execution.extract import extract_code, strip_thinking
+from runner.generation import extract
+from runner.generation.extract import extract_code, strip_thinking
 
 CODE = "def add(a, b):\n    return a + b\n"
 

@@ -62,7 +62,7 @@ def test_the_pytest_and_hypothesis_versions_are_part_of_it(monkeypatch):
 def test_the_gold_check_runs_again_after_a_harness_change(harness_copy, tmp_path, monkeypatch):
     import runner.gold
     from runner import job
-    from runner.execution.limits import Limits
+    from runner.sandbox.limits import Limits
 
     runs = []  # the gold check itself is tested in test_gold.py; here only whether its cached rows are reused
     monkeypatch.setattr(runner.gold, "gold_check", lambda tasks, pool: runs.append(len(tasks)) or [])

@@ -6,8 +6,8 @@ import pytest
 import yaml
 
 from runner.config import GateConfig
-from runner.execution.gate import check_gate
-from runner.execution.signature import check_signature
+from runner.judging.gate import check_gate
+from runner.judging.signature import check_signature
 
 CONF = Path(__file__).resolve().parents[1] / "conf" / "gate"
 STRICT = GateConfig()  # the dataclass defaults are the builtins_only profile

@@ -4,7 +4,7 @@ which task sets select them, and how scoring shows functional and policy-complia
 import pytest
 
 from runner.config import GateConfig
-from runner.execution.judge import judge, precheck, repair_allowed
+from runner.judging.judge import judge, precheck, repair_allowed
 from runner.records import AttemptRecord
 from runner.scoring import summarize
 from runner.tasks.model import Task
@@ -18,7 +18,7 @@ STDLIB = dict(name="stdlib", allowed_imports=["math"], allow_classes=True, allow
 
 @pytest.fixture(scope="module")
 def pool():
-    sandbox = pytest.importorskip("runner.execution.sandbox")
+    sandbox = pytest.importorskip("runner.sandbox.pool")
     with sandbox.WorkerPool(workers=1, limits=sandbox.Limits(timeout_s=5.0, cpu_s=5.0)) as running:
         yield running
 

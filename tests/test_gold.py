@@ -6,9 +6,9 @@ import time
 import pytest
 
 from runner.config import GateConfig
-from runner.execution.outcome import Outcome, SuiteResult, Verdict
-from runner.execution.outcome import TestResult as Result
 from runner.gold import classify, gold_check, main, pip_name
+from runner.outcome import Outcome, SuiteResult, Verdict
+from runner.outcome import TestResult as Result
 from runner.tasks.importers import load_humaneval
 from runner.tasks.model import Task
 from tests.conftest import compose_config
@@ -47,7 +47,7 @@ def test_classify_without_a_sandbox():
 
 @pytest.fixture(scope="module")
 def pool():
-    sandbox = pytest.importorskip("runner.execution.sandbox")
+    sandbox = pytest.importorskip("runner.sandbox.pool")
     with sandbox.WorkerPool(workers=2, limits=sandbox.Limits(timeout_s=3.0, cpu_s=3.0)) as running:
         yield running
 
@@ -100,7 +100,7 @@ def test_all_humaneval_references_pass_gold(pool):
 
 
 def test_cli_writes_report_and_exit_code(tmp_path, capsys):
-    pytest.importorskip("runner.execution.sandbox")
+    pytest.importorskip("runner.sandbox.pool")
     out = tmp_path / "gold.json"
     ids = "[HumanEval/0,HumanEval/1]"
     assert main(["task_set=humaneval", f"task_set.ids={ids}", f"out={out}"]) == 0

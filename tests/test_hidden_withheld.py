@@ -8,10 +8,10 @@ the model in any message of any attempt.
 import asyncio
 
 from runner.cache import Cache, content_key
-from runner.execution.judge import judge
-from runner.execution.sandbox import Limits, WorkerPool
 from runner.experiment import AttemptWriter, Experiment
 from runner.generation.backends.base import Generation
+from runner.judging.judge import judge
+from runner.sandbox.pool import Limits, WorkerPool
 from runner.tasks.model import Task
 from tests.conftest import typed_test_config
 

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.execution.outcome import Outcome
-from runner.execution.sandbox import Limits, SandboxJob, WorkerPool
-from runner.execution.suite_module import build_suite_module, suite_file_name
+from runner.outcome import Outcome
+from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
+from runner.suites.suite_module import build_suite_module, suite_file_name
 from runner.tasks.model import Task
 
 ROOT = os.geteuid() == 0
@@ -266,7 +266,7 @@ def test_always_equal_object_is_rejected(pool):
 
 
 def test_always_equal_object_is_rejected_with_shipped_guard(pool):
-    guard = (Path(__file__).resolve().parents[1] / "runner" / "execution" / "candidate_guard.py").read_text()
+    guard = (Path(__file__).resolve().parents[1] / "runner" / "suites" / "candidate_guard.py").read_text()
     code = "class Eq:\n    def __eq__(self, other):\n        return True\ndef add(a, b):\n    return Eq()\n"
     verdict = caught(pool.run(job(code, files={"candidate_guard.py": guard})), outcome=Outcome.ERROR)
     assert "not plain built-in data" in verdict.tests[0].message

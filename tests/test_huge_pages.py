@@ -2,7 +2,7 @@
 
 import os
 
-from runner.execution import huge_pages
+from runner.sandbox import huge_pages
 
 
 def test_collapse_is_best_effort_and_keeps_memory_intact():

@@ -3,9 +3,9 @@
 import pytest
 
 from runner.config import GateConfig
-from runner.execution.judge import SEVERITY, build_job, feedback_for_repair, judge, overall_outcome
-from runner.execution.outcome import Outcome, SuiteResult, Verdict
-from runner.execution.outcome import TestResult as Result
+from runner.judging.judge import SEVERITY, build_job, feedback_for_repair, judge, overall_outcome
+from runner.outcome import Outcome, SuiteResult, Verdict
+from runner.outcome import TestResult as Result
 from runner.tasks.model import Task
 
 MARKER = "ZQXMARKER"
@@ -76,7 +76,7 @@ def test_overall_outcome_takes_the_most_severe():
 
 
 def test_job_has_every_file_the_suites_import():
-    pytest.importorskip("runner.execution.sandbox")
+    pytest.importorskip("runner.sandbox.pool")
     job = build_job(TASK, GOOD, ("hidden", "visible", "nonexistent"))
     assert job.suites == (("hidden", "test_hidden.py"), ("visible", "test_visible.py"))
     assert {"candidate.py", "reference.py", "candidate_guard.py", "test_hidden.py", "test_visible.py"} <= set(job.files)
@@ -123,7 +123,7 @@ def test_feedback_for_static_outcomes_is_the_message():
 
 @pytest.fixture(scope="module")
 def pool():
-    sandbox = pytest.importorskip("runner.execution.sandbox")
+    sandbox = pytest.importorskip("runner.sandbox.pool")
     limits = sandbox.Limits(timeout_s=3.0, cpu_s=3.0, memory_mb=256, hypothesis_examples=20)
     with sandbox.WorkerPool(workers=2, limits=limits) as running:
         yield running

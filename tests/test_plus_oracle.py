@@ -6,8 +6,8 @@ import pickle
 import pytest
 
 from runner.config import GateConfig
-from runner.execution.judge import judge
-from runner.execution.outcome import Outcome
+from runner.judging.judge import judge
+from runner.outcome import Outcome
 from runner.tasks import plus_oracle
 from runner.tasks.importers import differential_suite, with_plus_data
 from runner.tasks.model import Task
@@ -68,7 +68,7 @@ def plus_task(tmp_path, reference=REFERENCE, inputs=INPUTS, entry_point="double"
 
 @pytest.fixture(scope="module")
 def pool():
-    sandbox = pytest.importorskip("runner.execution.sandbox")
+    sandbox = pytest.importorskip("runner.sandbox.pool")
     limits = sandbox.Limits(timeout_s=5.0, cpu_s=5.0, memory_mb=256)
     with sandbox.WorkerPool(workers=2, limits=limits) as running:
         yield running

@@ -1,6 +1,6 @@
 """Prompt sets (conf/prompts/): published, evalplus (pre-filled answer) and completion (prompt continued)."""
 
-from runner.execution.extract import extract
+from runner.generation.extract import extract
 from runner.generation.prompts import answer_prefix, answer_text, first_messages, repair_messages
 from runner.tasks.model import Task
 from tests.conftest import compose_config

@@ -7,8 +7,8 @@ import sys
 
 import pytest
 
-from runner.strength.hypothesis_profile import PROFILE_SETTINGS, conftest_source, falsifying_example
 from runner.strength.mutants import write_workspace
+from runner.suites.hypothesis_profile import PROFILE_SETTINGS, conftest_source, falsifying_example
 from runner.tasks.model import Task
 
 ABSVAL = Task(
@@ -95,7 +95,7 @@ print(s.max_examples, s.derandomize, s.database, s.deadline, s.print_blob,
 def test_conftest_source_loads_the_same_profile():
     from_conftest = run_python(conftest_source(max_examples=7) + SHOW_PROFILE)
     from_function = run_python(
-        f"from runner.strength.hypothesis_profile import register_profile\nregister_profile(7)\n{SHOW_PROFILE}"
+        f"from runner.suites.hypothesis_profile import register_profile\nregister_profile(7)\n{SHOW_PROFILE}"
     )
     checks = sorted(PROFILE_SETTINGS["suppress_health_check"])
     assert from_conftest == from_function == f"7 True None None False {checks}\n"
@@ -104,7 +104,7 @@ def test_conftest_source_loads_the_same_profile():
 def test_register_profile_fixes_the_example_budget():
     out = run_python(
         "from hypothesis import given, strategies as st\n"
-        "from runner.strength.hypothesis_profile import register_profile\n"
+        "from runner.suites.hypothesis_profile import register_profile\n"
         "register_profile(max_examples=13)\n"
         "runs = []\n"
         "@given(st.integers())\n"

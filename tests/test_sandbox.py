@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import os
 import signal
 import socket
@@ -15,11 +16,26 @@ import pytest
 from _pytest.assertion import rewrite
 
 from runner.config import SandboxConfig
-from runner.execution import compile_cache, sandbox
-from runner.execution.isolation import sandbox_env
-from runner.execution.outcome import Outcome
-from runner.execution.sandbox import Limits, SandboxJob, WorkerDied, WorkerPool
-from runner.execution.verdict import RunFacts, expected_tests, verdict_for
+from runner.outcome import Outcome
+from runner.sandbox import compile_cache, protocol
+from runner.sandbox import pool as sandbox
+from runner.sandbox.isolation import sandbox_env
+from runner.sandbox.pool import Limits, SandboxJob, WorkerDied, WorkerPool
+from runner.sandbox.protocol import (
+    Armed,
+    Channel,
+    Collected,
+    CollectError,
+    Done,
+    Failure,
+    Internal,
+    Isolation,
+    Report,
+    Start,
+    SuiteDone,
+    Tamper,
+)
+from runner.sandbox.verdict import RunFacts, expected_tests, verdict_for
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="uid drop and network namespaces need root")
@@ -47,8 +63,9 @@ def test_limits_from_sandbox_config_whose_defaults_are_the_limits_defaults():
 
 
 def test_config_does_not_import_the_sandbox():
-    """runner.config is the bottom layer: importing it loads neither runner.execution nor Hydra."""
-    code = "import sys, runner.config; print(sorted(m for m in sys.modules if m.startswith(('runner.ex', 'hydra'))))"
+    """runner.config is the bottom layer: importing it loads neither the sandbox, the judging layer nor Hydra."""
+    layers = "('runner.sandbox', 'runner.judging', 'hydra')"
+    code = f"import sys, runner.config; print(sorted(m for m in sys.modules if m.startswith({layers})))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -68,60 +85,83 @@ def test_expected_tests_come_from_the_ast():
     assert expected_tests(source) == ["test_a", "test_b", "TestC::test_d"]
 
 
-def _report(nodeid: str, when: str, outcome: str, **extra) -> dict:
-    return {"k": "report", "id": f"test_v.py::{nodeid}", "when": when, "outcome": outcome, **extra}
+def _report(nodeid: str, when: str, outcome: str, failure: Failure | None = None) -> Report:
+    return Report(f"test_v.py::{nodeid}", when, outcome, failure=failure)
 
 
-def _passing(nodeid: str) -> list[dict]:
+def _passing(nodeid: str) -> list[Report]:
     return [_report(nodeid, when, "passed") for when in ("setup", "call", "teardown")]
 
 
-DONE = {"k": "done", "exit": 0, "tamper": []}
-
-
 def test_every_parametrized_item_must_pass():
-    messages = [*_passing("test_b[1]"), _report("test_b[2]", "setup", "passed"),
-                _report("test_b[2]", "call", "failed", assertion=True, msg="assert 1 == 2"),
-                _report("test_b[2]", "teardown", "passed"), DONE]  # fmt: skip
-    verdict = verdict_for("visible", ["test_b"], RunFacts(messages=messages), LIMITS)
+    reports = [*_passing("test_b[1]"), _report("test_b[2]", "setup", "passed"),
+               _report("test_b[2]", "call", "failed", Failure(assertion=True, msg="assert 1 == 2")),
+               _report("test_b[2]", "teardown", "passed")]  # fmt: skip
+    verdict = verdict_for("visible", ["test_b"], RunFacts(reports=reports, ends=1), LIMITS)
     assert verdict.outcome is Outcome.FAILED
     assert [(t.name, t.status) for t in verdict.tests] == [("test_b[1]", "passed"), ("test_b[2]", "failed")]
 
 
 def test_an_expected_test_without_result_is_missing():
-    verdict = verdict_for("visible", ["test_a", "test_b"], RunFacts(messages=[*_passing("test_a"), DONE]), LIMITS)
+    verdict = verdict_for("visible", ["test_a", "test_b"], RunFacts(reports=_passing("test_a"), ends=1), LIMITS)
     assert verdict.outcome is Outcome.ERROR
     assert ("test_b", "missing") in [(t.name, t.status) for t in verdict.tests]
 
 
 def test_all_passed_is_passed_but_not_without_the_end_of_session():
-    facts = RunFacts(messages=_passing("test_a"))
+    facts = RunFacts(reports=_passing("test_a"))
     assert verdict_for("visible", ["test_a"], facts, LIMITS).outcome is Outcome.ERROR
-    facts.messages.append(DONE)
+    facts.ends = 1
     assert verdict_for("visible", ["test_a"], facts, LIMITS).outcome is Outcome.PASSED
+    facts.ends = 2
+    assert "two end-of-session messages" in verdict_for("visible", ["test_a"], facts, LIMITS).detail
 
 
 def test_duplicate_reports_are_tampering():
-    messages = [*_passing("test_a"), _report("test_a", "call", "passed"), DONE]
-    verdict = verdict_for("visible", ["test_a"], RunFacts(messages=messages), LIMITS)
+    reports = [*_passing("test_a"), _report("test_a", "call", "passed")]
+    verdict = verdict_for("visible", ["test_a"], RunFacts(reports=reports, ends=1), LIMITS)
     assert verdict.outcome is Outcome.ERROR and "tampering detected" in verdict.detail
 
 
 def test_the_running_test_of_a_timed_out_run_is_timeout():
-    messages = [*_passing("test_a"), {"k": "start", "id": "test_v.py::test_b"}, _report("test_b", "setup", "passed")]
-    facts = RunFacts(messages=messages, timed_out=True, status=signal.SIGKILL)
+    reports = [*_passing("test_a"), _report("test_b", "setup", "passed")]
+    facts = RunFacts(reports=reports, started=["test_v.py::test_a", "test_v.py::test_b"], timed_out=True,
+                     status=signal.SIGKILL)  # fmt: skip
     verdict = verdict_for("visible", ["test_a", "test_b"], facts, LIMITS)
     assert verdict.outcome is Outcome.TIMEOUT
     assert [(t.name, t.status) for t in verdict.tests] == [("test_a", "passed"), ("test_b", "timeout")]
 
 
 def test_missing_module_is_harness_error_unless_the_candidate_imports_it():
-    collect = {"k": "collect", "id": "test_v.py", "outcome": "failed", "exc": ["ModuleNotFoundError"],
-               "missing_module": "numpy", "in_candidate": False, "msg": "No module named 'numpy'"}  # fmt: skip
-    verdict = verdict_for("visible", ["test_a"], RunFacts(messages=[collect, DONE]), LIMITS)
+    failure = Failure(exc=["ModuleNotFoundError"], missing_module="numpy", msg="No module named 'numpy'")
+    collect = CollectError("test_v.py", "failed", failure)
+    verdict = verdict_for("visible", ["test_a"], RunFacts(collect_errors=[collect], ends=1), LIMITS)
     assert verdict.outcome is Outcome.HARNESS_ERROR and "numpy" in verdict.detail
-    in_candidate = dict(collect, in_candidate=True)
-    assert verdict_for("visible", ["test_a"], RunFacts(messages=[in_candidate, DONE]), LIMITS).outcome is Outcome.ERROR
+    in_candidate = CollectError("test_v.py", "failed", dataclasses.replace(failure, in_candidate=True))
+    facts = RunFacts(collect_errors=[in_candidate], ends=1)
+    assert verdict_for("visible", ["test_a"], facts, LIMITS).outcome is Outcome.ERROR
+
+
+def test_the_channel_carries_every_message_kind_and_nothing_else():
+    read_end, write_end = os.pipe()
+    channel = Channel(write_end, "nonce")
+    messages = [Isolation({"no_network": True}), Armed(), Collected(), Start("test_v.py::test_a"),
+                Report("test_v.py::test_a", "call", "failed", False, Failure(["OSError"], [24, "x"], msg="m")),
+                CollectError("test_v.py", "failed", Failure(msg="boom")), Tamper("candidate used gc.get_objects"),
+                Internal("oops"), SuiteDone("test_v.py", ["changed"], "NameError: x"), Done(1)]  # fmt: skip
+    for message in messages:
+        channel.send(message)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as stream:
+        lines = stream.read().decode().splitlines()
+    assert {type(m) for m in messages} == set(protocol.KINDS.values())
+    assert all(line.startswith("nonce ") for line in lines)
+    assert [protocol.decode(line.split(" ", 1)[1]) for line in lines] == messages
+    for bad in ("[]", '{"k": "unknown"}', '{"k": "start"}', '{"k": "done", "exit": "0"}',
+                '{"k": "report", "id": "t::a", "when": "later", "outcome": "passed"}',
+                '{"k": "collect", "id": "t", "outcome": "failed", "failure": null}'):  # fmt: skip
+        with pytest.raises(ValueError):
+            protocol.decode(bad)
 
 
 # ------------------------------------------------------------------ the pool
@@ -385,7 +425,7 @@ def test_suite_modules_are_found_by_their_stem_or_else_by_a_full_search(tmp_path
     import sys
     import types
 
-    from runner.execution.pytest_child import _suite_modules
+    from runner.sandbox.pytest_child import _suite_modules
 
     path = str(tmp_path / "test_hidden.py")
     module = types.ModuleType("test_hidden")

@@ -30,15 +30,15 @@ import pytest
 import yaml
 
 from runner.config import GateConfig
-from runner.execution.gate import check_gate
-from runner.execution.suite_module import build_suite_module, suite_file_name
-from runner.strength.hypothesis_profile import conftest_source
+from runner.judging.gate import check_gate
+from runner.suites.hypothesis_profile import conftest_source
+from runner.suites.suite_module import build_suite_module, suite_file_name
 from runner.tasks.loader import load_task_file
 from runner.tasks.model import SUITES, Task
 
 ROOT = Path(__file__).resolve().parents[1]
 TASK_DIR = ROOT / "tasks" / "seed10"
-GUARD = ROOT / "runner" / "execution" / "candidate_guard.py"
+GUARD = ROOT / "runner" / "suites" / "candidate_guard.py"
 EXPECTED_IDS = {
     "is_palindrome",
     "two_sum",

@@ -1,7 +1,7 @@
 """Prompt messages from the templates in config (`conf/prompts/`).
 
 The repair prompt carries the original specification, the previous code and feedback built by the
-judge from the visible suite only (see execution.judge.feedback_for_repair).
+judge from the visible suite only (see judging.judge.feedback_for_repair).
 
 A prompt set with a `prefix` pre-fills the start of the answer: the messages end with an assistant
 message holding it, which the backends send as the turn the model continues. `answer_text` puts the

@@ -37,7 +37,8 @@ from typing import Any
 from runner.cli import Option, boolean, compose_config, parse_args
 from runner.config import TrackingConfig
 from runner.fingerprint import files_digest
-from runner.strength import hypothesis_profile, mutants
+from runner.strength import mutants
+from runner.suites import hypothesis_profile
 from runner.tasks.model import SUITES, Task
 
 AUDIT_VERSION = "1"
@@ -127,7 +128,7 @@ def _mutant_order(name: str) -> tuple[str, int]:
 
 
 def _code_fingerprint() -> str:
-    from runner.execution import candidate_guard, suite_module
+    from runner.suites import candidate_guard, suite_module
 
     modules = (mutants, hypothesis_profile, candidate_guard, suite_module)
     return files_digest((Path(module.__file__) for module in modules), AUDIT_VERSION)

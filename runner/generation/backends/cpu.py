@@ -2,7 +2,7 @@
 
 llama.cpp's threads wait on each other at every step, so one thread that has to share its core with
 another program's work slows the whole generation many times over; a thread on a core that only our
-own test sandboxes use costs little, since they run at nice 10 (runner/execution/isolation.py) and
+own test sandboxes use costs little, since they run at nice 10 (runner/sandbox/isolation.py) and
 yield to generation. So the free cores are counted from /proc/stat over a short sample: idle time and
 niced time are free, everything else is taken.
 """

@@ -16,9 +16,10 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from runner.execution import isolation, pytest_child
-from runner.execution.limits import Limits
-from runner.execution.suite_module import guard_source
+from runner.sandbox import isolation, pytest_child
+from runner.sandbox.limits import Limits
+from runner.sandbox.protocol import Channel
+from runner.suites.suite_module import guard_source
 
 PRELOAD = (
     "abc", "array", "ast", "base64", "binascii", "bisect", "calendar", "cmath", "codecs", "collections",
@@ -96,8 +97,8 @@ def preload() -> None:
     import hypothesis
     import hypothesis.strategies  # noqa: F401
 
-    import runner.strength.hypothesis_profile  # noqa: F401
-    from runner.execution import candidate_guard  # noqa: F401
+    import runner.suites.hypothesis_profile  # noqa: F401
+    from runner.suites import candidate_guard  # noqa: F401
 
     for name in _submodules(hypothesis):
         try:
@@ -140,7 +141,7 @@ def warm_up(limits: Limits) -> None:
             os.dup2(sink.fileno(), 1)
             os.dup2(sink.fileno(), 2)
             try:
-                channel = pytest_child.Channel(sink.fileno(), "warmup")
+                channel = Channel(sink.fileno(), "warmup")
                 warm_limits = dataclasses.replace(limits, hypothesis_examples=WARMUP_EXAMPLES)
                 pytest_child.run_suite(os.path.join(test_dir, "test_w.py"), os.path.join(root, "pytest.ini"),
                                        channel, warm_limits, audit=False)  # fmt: skip

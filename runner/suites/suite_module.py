@@ -44,11 +44,11 @@ def build_suite_module(task: Task, suite: str) -> str:
 
 @functools.cache
 def guard_source() -> str:
-    """Source of runner/execution/candidate_guard.py, shipped into every sandbox job as candidate_guard.py.
+    """Source of runner/suites/candidate_guard.py, shipped into every sandbox job as candidate_guard.py.
 
     Read once per process (the worker reads it before forking: a sandboxed child may not be able to).
     """
-    from runner.execution import candidate_guard
+    from runner.suites import candidate_guard
 
     return Path(candidate_guard.__file__).read_text(encoding="utf-8")
 

@@ -6,18 +6,19 @@ run's nonce on a pipe the candidate's stdout/stderr never touch; the worker deci
 
 The candidate runs in this process, so nothing here is trusted after its import. What the child does
 to make forging hard and detectable:
-- the verdict channel keeps its own references to `os.write`/`os.getpid`/`json.dumps`, captured
-  before the candidate is imported, and only ever writes from the original child pid;
+- the verdict channel (protocol.Channel) keeps its own references to `os.write`, `os.getpid`,
+  `json.dumps` and `vars`, captured before the candidate is imported, and only ever writes from the
+  original child pid;
 - every suite file is collected before any test runs, and suite modules load the candidate lazily
   (candidate_guard), so the candidate cannot run while a suite module is imported or rewritten;
-  the worker sees on the channel if it did (`armed` before `collected`) and falls back;
-- before collection it snapshots the functions, classes and code objects of pytest, pluggy,
-  hypothesis, candidate_guard, builtins and this module, the registered plugins and hook
-  implementations; after collection the test items; and when the candidate's module is about to
-  execute, every suite module's globals, the `reference` module, the guard's state and hypothesis's
+  the worker sees on the channel if it did (`Armed` before `Collected`) and falls back;
+- before collection it snapshots (integrity) the functions, classes and code objects of pytest,
+  pluggy, hypothesis, candidate_guard, builtins and the child's own modules, the registered plugins
+  and hook implementations; after collection the test items; and when the candidate's module is about
+  to execute, every suite module's globals, the `reference` module, the guard's state and hypothesis's
   settings profiles. At the end of every suite (and of the session) any difference is reported;
-- an audit hook, armed when the candidate's code starts executing, refuses (and reports) the
-  tools for reaching into the harness: gc object walks, ctypes, trace/profile hooks and swapping
+- an audit hook (audit_hook), armed when the candidate's code starts executing, refuses (and reports)
+  the tools for reaching into the harness: gc object walks, ctypes, trace/profile hooks and swapping
   a function's `__code__`, while candidate code is on the stack.
 """
 
@@ -26,198 +27,39 @@ from __future__ import annotations
 import builtins
 import fnmatch
 import importlib.util
-import json
 import os
 import sys
 import types
 
 import pytest
 
-from runner.execution import compile_cache
-from runner.execution.guarded_objects import GuardedObjects, changed_entries, snapshot_entries
-from runner.execution.limits import Limits
-from runner.execution.suite_module import guard_source
+from runner.sandbox import compile_cache
+from runner.sandbox.audit_hook import install_audit_hook
+from runner.sandbox.guarded_objects import GuardedObjects, snapshot_entries
+from runner.sandbox.integrity import GUARDED_MODULES, Integrity, load_failure
+from runner.sandbox.limits import Limits
+from runner.sandbox.protocol import (
+    Armed,
+    Channel,
+    Collected,
+    CollectError,
+    Done,
+    Failure,
+    Internal,
+    Report,
+    Start,
+    SuiteDone,
+)
+from runner.suites.suite_module import guard_source
 
 MESSAGE_CHARS = 1500
 MESSAGE_LINES = 12
-GUARDED_MODULES = (
-    "builtins", "os", "json", "pytest", "_pytest.runner", "_pytest.reports", "_pytest.python",
-    "_pytest.main", "_pytest.skipping", "_pytest.outcomes", "_pytest.fixtures", "_pytest.nodes",
-    "_pytest.mark.structures", "_pytest.assertion.rewrite", "_pytest.assertion.util", "_pytest.raises",
-    "_pytest.python_api", "_pytest.approx", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
-    "pluggy._result", "hypothesis", "hypothesis.core", "hypothesis.control", "hypothesis._settings",
-    "hypothesis.strategies", "_hypothesis_pytestplugin", "collections", "candidate_guard", __name__,
-)  # fmt: skip
-GUARDED_HOOKS = (
-    "pytest_runtest_protocol", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown",
-    "pytest_runtest_makereport", "pytest_runtest_logreport", "pytest_pyfunc_call", "pytest_runtestloop",
-    "pytest_make_collect_report", "pytest_collectreport", "pytest_collection_modifyitems",
-    "pytest_report_teststatus", "pytest_exception_interact", "pytest_pycollect_makeitem",
-    "pytest_generate_tests", "pytest_collection_finish", "pytest_sessionfinish",
-)  # fmt: skip
 DISABLED_PLUGINS = (
     "cacheprovider", "terminal", "pastebin", "junitxml", "stepwise", "doctest", "debugging", "setuponly",
     "setupplan", "unraisableexception", "threadexception", "faulthandler", "subtests", "legacypath",
 )  # fmt: skip
 """Not needed to run a suite; each one costs time per session (and some would write files). `legacypath`
 only adds the old `tmpdir` and `testdir` fixtures (suites use `tmp_path`)."""
-FLAGGED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_referents", "sys.settrace",
-                            "sys.setprofile", "sys.addaudithook"})  # fmt: skip
-
-
-class Channel:
-    """The verdict channel: one JSON message per line, prefixed with the run's nonce."""
-
-    def __init__(self, fd: int, nonce: str) -> None:
-        self._fd, self._nonce = fd, nonce
-        self._pid = os.getpid()
-        self._write, self._getpid, self._dumps = os.write, os.getpid, json.dumps
-
-    def send(self, message: dict) -> None:
-        """Send one message; a no-op in any process the candidate forked."""
-        if self._getpid() != self._pid:
-            return
-        data = (self._nonce + " " + self._dumps(message) + "\n").encode("utf-8", "replace")
-        while data:
-            data = data[self._write(self._fd, data) :]
-
-
-def _plugin_state(config: pytest.Config) -> dict[str, object]:
-    state: dict[str, object] = {"config.hook": config.hook, "pluginmanager": config.pluginmanager}
-    state["plugins"] = frozenset(id(p) for p in config.pluginmanager.get_plugins())
-    for hook in GUARDED_HOOKS:
-        caller = getattr(config.hook, hook, None)
-        if caller is not None:
-            state[f"hook {hook}"] = caller
-            impls = caller.get_hookimpls()
-            state[f"impls {hook}"] = tuple(
-                (id(i.plugin), i.function, getattr(i.function, "__code__", None)) for i in impls
-            )
-    return state
-
-
-class Integrity:
-    """Snapshots of what the candidate must not change, taken before it runs, checked after.
-
-    Module contents are captured before pytest starts (or, for a prepared session, right after the
-    worker configured it) and compared at every check; plugins and hook implementations are captured
-    at the start of collection, the collected test items at its end, and the suite modules' globals,
-    the `reference` module and the guard's state when the candidate is about to execute. `check` runs
-    at the end of every suite of the session and compares everything with the first snapshot.
-    """
-
-    def __init__(self) -> None:
-        self.objects: list[GuardedObjects] = []
-        self.plugins: dict[str, object] = {}
-        self.suite_globals: dict[str, tuple[types.ModuleType, dict[str, object]]] = {}
-        self.items: list[tuple] = []
-        self.late: list[tuple] = []
-        self.hypothesis: tuple = _hypothesis_state()
-        self.found: list[str] = []
-
-    def capture_modules(self) -> None:
-        """Before pytest.main: the functions, classes and code of every guarded module."""
-        self.objects = [GuardedObjects(snapshot_entries(GUARDED_MODULES))]
-
-    def capture_plugins(self, config: pytest.Config) -> None:
-        """At the start of collection, before any suite module (and so the candidate) is imported."""
-        self.plugins = _plugin_state(config)
-
-    def capture_items(self, items: list) -> None:
-        """At the end of collection: each test item's function (and hypothesis's inner test) and code."""
-        self.items = [(item, *_item_state(item)) for item in items]
-
-    def capture_suite_globals(self, modules: list[types.ModuleType]) -> None:
-        """When the candidate is about to execute: every suite module's bindings so far, the reference, the guard."""
-        for module in modules:
-            self.suite_globals[module.__name__] = (module, {k: v for k, v in vars(module).items() if k[:2] != "__"})
-        self.late = snapshot_entries(("reference",))
-        self.hypothesis = _hypothesis_state()
-        guard = sys.modules.get("candidate_guard")
-        for name in ("_LOADED", "_FAILED", "_NAMES"):
-            if guard is not None and name in vars(guard):
-                self.late.append((vars(guard), name, vars(guard)[name], None))
-
-    def check(self, config: pytest.Config | None) -> list[str]:
-        """Everything found so far: plugins, hooks, guarded modules, suite globals, items, the guard."""
-        found = list(self.found)
-        if not self.plugins or config is None:
-            found.append("the collection hook never ran")
-        if not any(len(objects) for objects in self.objects):
-            found.append("module snapshot missing")
-        now = _plugin_state(config) if config is not None else {}
-        found += [f"pytest {key} changed" for key, value in self.plugins.items() if now.get(key) != value]
-        for name, (module, bindings) in self.suite_globals.items():
-            names = vars(module)
-            found += [f"suite global {k!r} of {name} was rebound" for k, v in bindings.items() if names.get(k) is not v]
-            if sys.modules.get(name, module) is not module:
-                found.append(f"suite module {name} was replaced")
-        for item, *state in self.items:
-            if any(a is not b for a, b in zip(state, _item_state(item), strict=True)) or "runtest" in vars(item):
-                found.append(f"test item {item.nodeid} was changed")
-        now_hypothesis = _hypothesis_state()
-        if len(self.hypothesis) != len(now_hypothesis) or any(map(_differ, self.hypothesis, now_hypothesis)):
-            found.append("hypothesis settings were changed")
-        if sys.gettrace() is not None or sys.getprofile() is not None:
-            found.append("a trace or profile function is installed")
-        found += [line for objects in self.objects for line in objects.changed()]
-        return [*found, *changed_entries(self.late), *_uses_reference(), *_guard_problems()]
-
-
-def _differ(a: object, b: object) -> bool:
-    return a is not b
-
-
-def _hypothesis_state() -> tuple:
-    """The active hypothesis settings and the registered profiles, as objects to compare by identity."""
-    module = sys.modules.get("hypothesis._settings")
-    if module is None:
-        return ()
-    profiles = module.settings._profiles
-    return (module.default_variable.value, module.settings._current_profile, profiles, *sorted(profiles),
-            *(profiles[k] for k in sorted(profiles)))  # fmt: skip
-
-
-def _item_state(item) -> tuple:
-    obj = vars(item).get("_obj")
-    handle = getattr(obj, "hypothesis", None)
-    inner = getattr(handle, "inner_test", None)
-    functions = (obj, getattr(obj, "__func__", None), inner)
-    settings = getattr(obj, "_hypothesis_internal_use_settings", None)
-    return (*functions, *(getattr(f, "__code__", None) for f in functions), handle, settings)
-
-
-def _guard_problems() -> list[str]:
-    """The guard may only hand out the very functions the candidate module defines."""
-    guard, candidate = sys.modules.get("candidate_guard"), sys.modules.get("candidate")
-    loaded = getattr(guard, "_LOADED", None)
-    if not isinstance(loaded, dict) or not loaded:
-        return []
-    names = vars(candidate) if candidate is not None else {}
-    if any(names.get(k) is not v for k, v in list(loaded.items())):
-        return ["the guard's entry points were swapped"]
-    return []
-
-
-def load_failure() -> str | None:
-    """The guard's record of a failed candidate import (`ExcType: message`), or None."""
-    guard = sys.modules.get("candidate_guard")
-    try:
-        failure = guard.load_failure() if guard is not None and hasattr(guard, "load_failure") else None
-    except Exception:
-        return "the guard could not say whether the candidate loaded"
-    return failure if isinstance(failure, str) or failure is None else str(type(failure))
-
-
-def _uses_reference() -> list[str]:
-    """The candidate must not hand the reference solution back as its own."""
-    candidate, reference = sys.modules.get("candidate"), sys.modules.get("reference")
-    if candidate is None or reference is None:
-        return []
-    for value in list(vars(candidate).values()):
-        if value is reference or getattr(value, "__module__", None) == "reference":
-            return ["the candidate uses the reference solution"]
-    return []
 
 
 def _leaf_exceptions(exc: BaseException) -> list[BaseException]:
@@ -268,10 +110,10 @@ def _message(excinfo: pytest.ExceptionInfo) -> str:
     return message[:MESSAGE_CHARS]
 
 
-def describe(excinfo: pytest.ExceptionInfo | None, candidate_path: str) -> dict:
-    """Plain facts about a failure that the trusted worker classifies."""
+def describe(excinfo: pytest.ExceptionInfo | None, candidate_path: str) -> Failure | None:
+    """Plain facts about a failure that the trusted worker classifies (None without an exception)."""
     if excinfo is None:
-        return {}
+        return None
     value = excinfo.value
     # pytest wraps a module's import failure in a CollectError raised `from` the original exception
     while isinstance(value, pytest.Collector.CollectError) and value.__cause__ is not None:
@@ -284,14 +126,14 @@ def describe(excinfo: pytest.ExceptionInfo | None, candidate_path: str) -> dict:
             in_candidate = True
         tb = tb.tb_next
     missing = [leaf.name for leaf in leaves if isinstance(leaf, ModuleNotFoundError)]
-    return {
-        "exc": [type(leaf).__name__ for leaf in leaves],
-        "errno": [getattr(leaf, "errno", None) for leaf in leaves if isinstance(leaf, OSError)],
-        "assertion": all(isinstance(leaf, (AssertionError, pytest.fail.Exception)) for leaf in leaves),
-        "missing_module": missing[0] if missing and isinstance(missing[0], str) else None,
-        "in_candidate": in_candidate,
-        "msg": _message(excinfo),
-    }
+    return Failure(
+        exc=[type(leaf).__name__ for leaf in leaves],
+        errno=[getattr(leaf, "errno", None) for leaf in leaves if isinstance(leaf, OSError)],
+        assertion=all(isinstance(leaf, (AssertionError, pytest.fail.Exception)) for leaf in leaves),
+        missing_module=missing[0] if missing and isinstance(missing[0], str) else None,
+        in_candidate=in_candidate,
+        msg=_message(excinfo),
+    )
 
 
 class Collector:
@@ -303,7 +145,7 @@ class Collector:
 
     def __init__(self, channel: Channel, candidate_path: str, integrity: Integrity) -> None:
         self.channel, self.candidate_path, self.integrity = channel, candidate_path, integrity
-        self.failures: dict[tuple[str, str], dict] = {}
+        self.failures: dict[tuple[str, str], Failure | None] = {}
         self.config: pytest.Config | None = None
         self.current: str | None = None
 
@@ -315,7 +157,7 @@ class Collector:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.integrity.capture_items(list(session.items))
-        self.channel.send({"k": "collected"})
+        self.channel.send(Collected())
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -325,7 +167,7 @@ class Collector:
         """Check integrity and tell the worker that the running suite file has finished."""
         if self.current is not None:
             tamper = self.integrity.check(self.config)[:20]
-            self.channel.send({"k": "suite_done", "file": self.current, "tamper": tamper, "load": load_failure()})
+            self.channel.send(SuiteDone(self.current, tamper, load_failure()))
             self.current = None
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -333,10 +175,10 @@ class Collector:
         report = yield
         if report.outcome != "passed":
             call = report.__dict__.get("call")
-            facts = describe(call.excinfo if call is not None else None, self.candidate_path)
-            if not facts:
-                facts = {"msg": str(report.longrepr)[:MESSAGE_CHARS]}
-            self.channel.send({"k": "collect", "id": report.nodeid, "outcome": report.outcome, **facts})
+            failure = describe(call.excinfo if call is not None else None, self.candidate_path)
+            if failure is None:
+                failure = Failure(msg=str(report.longrepr)[:MESSAGE_CHARS])
+            self.channel.send(CollectError(report.nodeid, report.outcome, failure))
         return report
 
     def pytest_runtest_logstart(self, nodeid: str, location) -> None:
@@ -344,7 +186,7 @@ class Collector:
         if file != self.current:
             self.close_suite()
             self.current = file
-        self.channel.send({"k": "start", "id": nodeid})
+        self.channel.send(Start(nodeid))
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_runtest_makereport(self, item, call):
@@ -354,50 +196,14 @@ class Collector:
         return report
 
     def pytest_runtest_logreport(self, report) -> None:
-        facts = self.failures.pop((report.nodeid, report.when), {})
-        if report.outcome != "passed" and not facts:
-            facts = {"msg": str(report.longrepr)[:MESSAGE_CHARS]}
+        failure = self.failures.pop((report.nodeid, report.when), None)
+        if report.outcome != "passed" and failure is None:
+            failure = Failure(msg=str(report.longrepr)[:MESSAGE_CHARS])
         xfail = hasattr(report, "wasxfail")
-        message = {"k": "report", "id": report.nodeid, "when": report.when, "outcome": report.outcome}
-        self.channel.send({**message, "xfail": xfail, **facts})
+        self.channel.send(Report(report.nodeid, report.when, report.outcome, xfail, failure))
 
     def pytest_internalerror(self, excrepr, excinfo) -> None:
-        self.channel.send({"k": "internal", "msg": str(excrepr)[:MESSAGE_CHARS]})
-
-
-def install_audit_hook(channel: Channel, candidate_path: str, on_candidate_start) -> None:
-    """Arm on the candidate's first code execution; then refuse introspection from candidate code."""
-    state = {"armed": False, "busy": False}
-    getframe = sys._getframe
-
-    def candidate_on_stack() -> bool:
-        frame = getframe(2)
-        while frame is not None:
-            if frame.f_code.co_filename == candidate_path:
-                return True
-            frame = frame.f_back
-        return False
-
-    def hook(event: str, args: tuple) -> None:
-        if state["busy"]:
-            return
-        if not state["armed"]:
-            if event == "exec" and getattr(args[0], "co_filename", None) == candidate_path:
-                state["armed"] = True
-                on_candidate_start()
-            return
-        flagged = event in FLAGGED_EVENTS or event.startswith("ctypes.")
-        if not flagged and not (event == "object.__setattr__" and args[1] == "__code__"):
-            return
-        state["busy"] = True
-        try:
-            if candidate_on_stack():
-                channel.send({"k": "tamper", "why": f"candidate used {event}"})
-                raise RuntimeError(f"sandbox: {event} is not allowed")
-        finally:
-            state["busy"] = False
-
-    sys.addaudithook(hook)
+        self.channel.send(Internal(str(excrepr)[:MESSAGE_CHARS]))
 
 
 def pytest_args(test_path: str, rootdir: str, ini_path: str, basetemp: str) -> list[str]:
@@ -416,7 +222,7 @@ def load_candidate_guard(test_dir: str) -> None:
     A copy identical to the harness's own module is served by the module the worker imported at
     start-up and never used (each forked child gets it untouched), which saves executing it per child.
     """
-    from runner.execution import candidate_guard
+    from runner.suites import candidate_guard
 
     path = os.path.join(test_dir, "candidate_guard.py")
     if not os.path.exists(path):
@@ -436,7 +242,7 @@ def _watch_candidate(channel: Channel, candidate_path: str, test_paths: list[str
     """Install the audit hook; when the candidate starts, say so and snapshot the suite modules."""
 
     def on_candidate_start() -> None:
-        channel.send({"k": "armed"})
+        channel.send(Armed())
         integrity.capture_suite_globals(_suite_modules(test_paths))
 
     install_audit_hook(channel, candidate_path, on_candidate_start)
@@ -460,7 +266,7 @@ def _suite_modules(test_paths: list[str]) -> list[types.ModuleType]:
 
 
 def _send_done(channel: Channel, code: int, integrity: Integrity, config: pytest.Config | None) -> None:
-    channel.send({"k": "done", "exit": code, "tamper": integrity.check(config)[:20], "load": load_failure()})
+    channel.send(Done(code, integrity.check(config)[:20], load_failure()))
 
 
 def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, audit: bool = True) -> int:
@@ -468,7 +274,7 @@ def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, a
 
     `audit=False` is for the worker's warm-up run (an audit hook can never be removed again).
     """
-    from runner.strength.hypothesis_profile import register_profile
+    from runner.suites.hypothesis_profile import register_profile
 
     test_dir = os.path.dirname(test_path)
     candidate_path = os.path.join(test_dir, "candidate.py")
@@ -507,7 +313,7 @@ def prepare_session(test_dir: str, ini_path: str, scratch: str, limits: Limits) 
     """
     from _pytest.config import _prepareconfig
 
-    from runner.strength.hypothesis_profile import register_profile
+    from runner.suites.hypothesis_profile import register_profile
 
     register_profile(limits.hypothesis_examples)
     compile_cache.install()

@@ -3,9 +3,9 @@
 `run_session` forks the child (`_child`: plumb the pipes, confine, run the prepared pytest session),
 then watches it: per suite, wall clock and CPU from the suite's first test and an output cap (the
 channel says which suite runs); whatever the child left behind is killed. `suite_facts` then gives
-each suite its share of what was observed, judged by `verdict.verdict_for`. A suite the session never
-reached because an earlier one was killed is ERROR with its tests missing ("not run: an earlier suite
-was killed").
+each suite its share of what was observed (`verdict.RunFacts`), judged by `verdict.verdict_for`. A
+suite the session never reached because an earlier one was killed is ERROR with its tests missing
+("not run: an earlier suite was killed").
 """
 
 from __future__ import annotations
@@ -22,12 +22,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.execution import isolation, pytest_child
-from runner.execution.limits import Limits
-from runner.execution.verdict import RunFacts
+from runner.sandbox import isolation, pytest_child
+from runner.sandbox.limits import Limits
+from runner.sandbox.protocol import (
+    Armed,
+    Channel,
+    Collected,
+    CollectError,
+    Done,
+    Internal,
+    Isolation,
+    Message,
+    Report,
+    Start,
+    SuiteDone,
+    Tamper,
+    decode,
+)
+from runner.sandbox.verdict import RunFacts
 
 if TYPE_CHECKING:
-    from runner.execution.worker import JobPlace
+    from runner.sandbox.job_place import JobPlace
 
 
 def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: int, out_w: int, nonce: str):
@@ -45,8 +60,8 @@ def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: 
         # The CPU limit holds per suite: the worker lowers the soft limit as each suite starts.
         session_limits = dataclasses.replace(limits, cpu_s=limits.cpu_s * len(test_paths))
         applied = isolation.confine(session_limits, slot, place.scratch)
-        channel = pytest_child.Channel(3, nonce)
-        channel.send({"k": "isolation", "applied": applied})
+        channel = Channel(3, nonce)
+        channel.send(Isolation(applied))
         os.chdir(place.scratch)
         sys.path[:] = [p for p in sys.path if p and p != "."]
         pytest_child.run_prepared(place.prepared, test_paths, channel)
@@ -59,22 +74,6 @@ def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: 
             sys.stderr.flush()
         finally:
             os._exit(70)
-
-
-def decode_message(text: str) -> dict:
-    """Decode one channel message; it must be a JSON object with a string kind."""
-    import json
-
-    value = json.loads(text)
-    if not isinstance(value, dict) or not isinstance(value.get("k"), str):
-        raise ValueError("not a message")
-    if value["k"] in ("report", "start", "collect") and not isinstance(value.get("id"), str):
-        raise ValueError("message without a node id")
-    if value["k"] == "report" and value.get("when") not in ("setup", "call", "teardown"):
-        raise ValueError("report without a phase")
-    if value["k"] == "suite_done" and not isinstance(value.get("file"), str):
-        raise ValueError("suite end without a file")
-    return value
 
 
 def _drain(fds: list[int], sinks: dict[int, bytearray], seconds: float) -> None:
@@ -100,7 +99,7 @@ class SessionFacts:
     """What the trusted side observed of one session over several suite files (in order)."""
 
     files: list[str]
-    messages: list[tuple[int, dict]] = field(default_factory=list)
+    messages: list[tuple[int, Message]] = field(default_factory=list)
     """(index of the suite running when the message arrived, or -1 during collection; message)"""
     violations: list[str] = field(default_factory=list)
     timed_out: bool = False
@@ -115,8 +114,8 @@ class SessionFacts:
     """The suite that was running when the session ended (-1: none had started)."""
     nonce: str = ""
     pending: bytes = b""
-    first_of_collection: str | None = None
-    """Which came first on the channel: "armed" (the candidate started) or "collected" (all files are)."""
+    first_of_collection: type[Armed] | type[Collected] | None = None
+    """Which came first on the channel: `Armed` (the candidate started) or `Collected` (all files are)."""
 
     def feed(self, data: bytes) -> None:
         """Parse complete channel lines; a `start` of a new file moves `running` on."""
@@ -131,14 +130,14 @@ class SessionFacts:
                 self.violations.append("an unauthenticated message on the verdict channel")
                 continue
             try:
-                message = decode_message(line[len(prefix) :])
+                message = decode(line[len(prefix) :])
             except ValueError:
                 self.violations.append("a malformed message on the verdict channel")
                 continue
-            if message["k"] in ("armed", "collected") and self.first_of_collection is None:
-                self.first_of_collection = message["k"]
-            if message["k"] == "start":
-                index = self.suite_of(message["id"])
+            if isinstance(message, (Armed, Collected)) and self.first_of_collection is None:
+                self.first_of_collection = type(message)
+            if isinstance(message, Start):
+                index = self.suite_of(message.id)
                 if index is not None and index != self.running:
                     if index < self.running:
                         self.violations.append("a suite started again after a later one")
@@ -152,7 +151,7 @@ class SessionFacts:
 
     def candidate_ran_during_collection(self) -> bool:
         """True when the candidate's code started before collection of every file had finished."""
-        return self.first_of_collection == "armed"
+        return self.first_of_collection is Armed
 
 
 def _cpu_seconds(pid: int) -> float | None:
@@ -270,44 +269,46 @@ def suite_facts(session: SessionFacts, index: int) -> RunFacts | None:
 
     Tampering found by the checks at the end of a suite, or reported while it ran, counts for that
     suite and every later one; channel violations, leftover processes and a candidate that could not
-    be loaded count for all. A suite is closed by its own `suite_done` message.
+    be loaded count for all. A suite is ended by its own `SuiteDone`, or else by the session's `Done`.
     """
-    name = session.files[index]
     facts = RunFacts(violations=list(session.violations), leftovers=session.leftovers)
-    started = {session.suite_of(m["id"]) for _, m in session.messages if m["k"] == "start"}
+    started = {session.suite_of(m.id) for _, m in session.messages if isinstance(m, Start)}
     closed, session_done, load = False, None, None
     for running, message in session.messages:
-        kind = message["k"]
-        load = load or (message.get("load") if kind in ("suite_done", "done") else None)
-        if kind in ("report", "start", "collect"):
-            owner = session.suite_of(message["id"])
-            if owner == index or (kind == "collect" and owner is None):
-                facts.messages.append(message)
-        elif kind == "suite_done":
-            owner = session.suite_of(message["file"])
+        if isinstance(message, (SuiteDone, Done)):
+            load = load or message.load
+        if isinstance(message, (Report, Start, CollectError)):
+            owner = session.suite_of(message.id)
+            if isinstance(message, Report) and owner == index:
+                facts.reports.append(message)
+            elif isinstance(message, Start) and owner == index:
+                facts.started.append(message.id)
+            elif isinstance(message, CollectError) and owner in (index, None):
+                facts.collect_errors.append(message)
+        elif isinstance(message, SuiteDone):
+            owner = session.suite_of(message.file)
             if owner is None:
                 facts.violations.append("the end of an unknown suite")
-            elif session.files[owner] == name:
-                closed = True
-                facts.messages.append({"k": "done", "exit": 0, "tamper": message.get("tamper", [])})
-            elif owner < index:  # what the checks found then still counts
-                facts.messages += [{"k": "tamper", "why": why} for why in message.get("tamper", [])]
-        elif kind in ("tamper", "internal"):
-            if running <= index:
-                facts.messages.append(message)
-        elif kind == "done":
+            elif owner <= index:  # what the checks found at the end of an earlier suite still counts
+                facts.tamper += message.tamper
+                if owner == index:
+                    closed = True
+                    facts.ends += 1
+        elif isinstance(message, Tamper) and running <= index:
+            facts.tamper.append(message.why)
+        elif isinstance(message, Internal) and running <= index:
+            facts.internal.append(message.msg)
+        elif isinstance(message, Done):
             session_done = message
-        elif kind == "isolation":
-            facts.messages.append(message)
     if session_done is not None:
         if closed:
             if index >= max(session.running, 0) or index not in started:
-                facts.messages += [{"k": "tamper", "why": why} for why in session_done.get("tamper", [])]
+                facts.tamper += session_done.tamper
         elif index not in started or index >= session.running:
-            facts.messages.append(session_done)
-    if load:
-        facts.messages.append({"k": "load", "why": load})
-    facts.messages = [_redact(m, session.files, index) for m in facts.messages]
+            facts.ends += 1
+            facts.tamper += session_done.tamper
+    facts.load_failure = load or None
+    facts.tamper = _redact(facts.tamper, session.files, index)
     ended = session.timed_out or session.output_exceeded or session.cpu_exceeded or session_done is None
     if ended and not closed and index not in started and 0 <= session.running < index:
         return None
@@ -320,16 +321,11 @@ def suite_facts(session: SessionFacts, index: int) -> RunFacts | None:
     return facts
 
 
-def _redact(message: dict, files: list[str], index: int) -> dict:
+def _redact(tamper: list[str], files: list[str], index: int) -> list[str]:
     """Tampering found in another suite's module is reported without naming it (hidden names stay hidden)."""
     others = [Path(f).stem for i, f in enumerate(files) if i != index]
-    if message["k"] == "tamper" and any(o in str(message.get("why", "")) for o in others):
-        return {"k": "tamper", "why": "another suite's module or tests were changed"}
-    if message["k"] == "done" and any(o in str(w) for o in others for w in message.get("tamper", [])):
-        tamper = [w if not any(o in str(w) for o in others) else "another suite's module or tests were changed"
-                  for w in message.get("tamper", [])]  # fmt: skip
-        return {**message, "tamper": tamper}
-    return message
+    hidden = "another suite's module or tests were changed"
+    return [hidden if any(o in str(why) for o in others) else why for why in tamper]
 
 
 def suite_output(session: SessionFacts, index: int, cap: int) -> bytes:

@@ -11,8 +11,9 @@ import os
 import signal
 from dataclasses import dataclass, field
 
-from runner.execution.limits import Limits
-from runner.execution.outcome import Outcome, SuiteResult, TestResult
+from runner.outcome import Outcome, SuiteResult, TestResult
+from runner.sandbox.limits import Limits
+from runner.sandbox.protocol import CollectError, Failure, Report
 
 INPUT_TIMEOUT = "PlusInputTimeout"
 """The exception a plus-input suite raises when the candidate is over one input's time limit."""
@@ -20,10 +21,21 @@ INPUT_TIMEOUT = "PlusInputTimeout"
 
 @dataclass
 class RunFacts:
-    """What the trusted side observed of one suite run."""
+    """What the trusted side observed of one suite run: its share of the session's channel, and the limits hit."""
 
-    messages: list[dict] = field(default_factory=list)
+    reports: list[Report] = field(default_factory=list)
+    started: list[str] = field(default_factory=list)
+    """Node ids of the suite's tests that started, in order."""
+    collect_errors: list[CollectError] = field(default_factory=list)
+    tamper: list[str] = field(default_factory=list)
+    """What the child's audit hook and integrity checks reported, in order of arrival."""
+    internal: list[str] = field(default_factory=list)
+    ends: int = 0
+    """How many messages ended the run (the suite's own end, or the session's): exactly one if pytest finished."""
+    load_failure: str | None = None
+    """Why the candidate could not be loaded, if it could not."""
     violations: list[str] = field(default_factory=list)
+    """What the trusted side itself found wrong with the channel."""
     timed_out: bool = False
     output_exceeded: bool = False
     status: int | None = None
@@ -51,41 +63,41 @@ def expected_tests(source: str) -> list[str]:
 # ---------------------------------------------------------------- judging one suite from the channel
 
 
-def _test_status(phases: dict, timed_out: bool) -> tuple[str, str]:
+def _test_status(phases: dict[str, Report], timed_out: bool) -> tuple[str, str]:
     setup, call, teardown = phases.get("setup"), phases.get("call"), phases.get("teardown")
-    if setup is not None and setup["outcome"] == "failed":
-        return "error", setup.get("msg", "")
-    if setup is not None and setup["outcome"] == "skipped":
-        return ("xfailed" if setup.get("xfail") else "skipped"), setup.get("msg", "")
+    if setup is not None and setup.outcome == "failed":
+        return "error", setup.msg
+    if setup is not None and setup.outcome == "skipped":
+        return ("xfailed" if setup.xfail else "skipped"), setup.msg
     if call is None:
         return ("timeout" if timed_out else "error"), "the run stopped during this test"
-    if call["outcome"] == "passed":
-        status, message = ("xpassed" if call.get("xfail") else "passed"), ""
-    elif call["outcome"] == "skipped":
-        status, message = ("xfailed" if call.get("xfail") else "skipped"), call.get("msg", "")
+    if call.outcome == "passed":
+        status, message = ("xpassed" if call.xfail else "passed"), ""
+    elif call.outcome == "skipped":
+        status, message = ("xfailed" if call.xfail else "skipped"), call.msg
     else:
-        status, message = ("failed" if call.get("assertion") else "error"), call.get("msg", "")
-    if status == "passed" and (teardown is None or teardown["outcome"] != "passed"):
+        status, message = ("failed" if call.failure is not None and call.failure.assertion else "error"), call.msg
+    if status == "passed" and (teardown is None or teardown.outcome != "passed"):
         status = "error"
-        message = teardown.get("msg", "") if teardown else "the run stopped before this test's teardown"
+        message = teardown.msg if teardown else "the run stopped before this test's teardown"
     return status, message
 
 
-def _resource_cause(facts: RunFacts, failures: list[dict], limits: Limits) -> str | None:
+def _resource_cause(facts: RunFacts, failures: list[Failure], limits: Limits) -> str | None:
     if facts.output_exceeded:
         return f"output exceeded {limits.max_output_kb} KB"
     if facts.status is not None and os.WIFSIGNALED(facts.status):
         if os.WTERMSIG(facts.status) == signal.SIGXFSZ:
             return f"file size limit exceeded ({limits.max_file_mb} MB)"
     for failure in failures:
-        errnos = failure.get("errno") or []
-        if "MemoryError" in (failure.get("exc") or []):
+        errnos = failure.errno
+        if "MemoryError" in failure.exc:
             return f"memory limit exceeded ({limits.memory_mb} MB above baseline)"
         if 24 in errnos or 23 in errnos:
             return f"open files limit exceeded ({limits.max_open_files})"
         if 27 in errnos:
             return f"file size limit exceeded ({limits.max_file_mb} MB)"
-        if 11 in errnos and "BlockingIOError" in (failure.get("exc") or []):
+        if 11 in errnos and "BlockingIOError" in failure.exc:
             return f"process limit exceeded ({limits.max_processes})"
     return None
 
@@ -100,33 +112,16 @@ def _exit_text(status: int | None) -> str:
 
 def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits) -> SuiteResult:
     """Judge one suite run from the trusted observations only (channel messages, exit status)."""
-    tamper = list(facts.violations)
-    phases: dict[str, dict] = {}
-    started: list[str] = []
-    collect_errors, internal, done, load_failure = [], [], None, None
-    for message in facts.messages:
-        kind = message.get("k")
-        if kind == "report":
-            slot = phases.setdefault(message["id"], {})
-            if message["when"] in slot:
-                tamper.append(f"duplicate {message['when']} report for {message['id']}")
-            slot[message["when"]] = message
-        elif kind == "start":
-            started.append(message["id"])
-        elif kind == "collect":
-            collect_errors.append(message)
-        elif kind == "tamper":
-            tamper.append(message.get("why", "unspecified"))
-        elif kind == "internal":
-            internal.append(message.get("msg", ""))
-        elif kind == "load":
-            load_failure = str(message.get("why", ""))
-        elif kind == "done":
-            if done is not None:
-                tamper.append("two end-of-session messages")
-            done = message
-            tamper += [f"{p}" for p in message.get("tamper", [])]
-    for nodeid in started:
+    tamper = [*facts.violations, *facts.tamper]
+    phases: dict[str, dict[str, Report]] = {}
+    for report in facts.reports:
+        slot = phases.setdefault(report.id, {})
+        if report.when in slot:
+            tamper.append(f"duplicate {report.when} report for {report.id}")
+        slot[report.when] = report
+    if facts.ends > 1:
+        tamper.append("two end-of-session messages")
+    for nodeid in facts.started:
         phases.setdefault(nodeid, {})
 
     tests, seen = [], set()
@@ -144,30 +139,31 @@ def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits
     if tamper:
         return result(Outcome.ERROR, "tampering detected: " + "; ".join(dict.fromkeys(tamper))[:1000])
     # A resource failure reported before a timeout is usually its cause (a fork bomb starves the CPU).
-    failures = collect_errors + [p for by in phases.values() for p in by.values() if p["outcome"] != "passed"]
+    failing = [p.failure for by in phases.values() for p in by.values() if p.outcome != "passed" and p.failure]
+    failures = [error.failure for error in facts.collect_errors] + failing
     cause = _resource_cause(facts, failures, limits)
     if cause:
         return result(Outcome.RESOURCE_EXCEEDED, cause)
     signaled = facts.status is not None and os.WIFSIGNALED(facts.status)
-    slow = next((f for f in failures if INPUT_TIMEOUT in (f.get("exc") or [])), None)
+    slow = next((f for f in failures if INPUT_TIMEOUT in f.exc), None)
     if slow is not None:
-        return result(Outcome.TIMEOUT, "time limit of an input exceeded: " + str(slow.get("msg", ""))[:300])
+        return result(Outcome.TIMEOUT, "time limit of an input exceeded: " + slow.msg[:300])
     if facts.cpu_exceeded:
         return result(Outcome.TIMEOUT, f"time limit exceeded ({limits.cpu_s:g} s CPU)")
     if facts.timed_out or (signaled and os.WTERMSIG(facts.status) == signal.SIGXCPU):
         limit = f"{limits.timeout_s:g} s wall clock" if facts.timed_out else f"{limits.cpu_s:g} s CPU"
         return result(Outcome.TIMEOUT, f"time limit exceeded ({limit})")
-    for error in collect_errors:
-        module = error.get("missing_module")
-        if module and module != "candidate" and not module.startswith("candidate.") and not error.get("in_candidate"):
+    for error in facts.collect_errors:
+        module, in_candidate = error.failure.missing_module, error.failure.in_candidate
+        if module and module != "candidate" and not module.startswith("candidate.") and not in_candidate:
             return result(Outcome.HARNESS_ERROR, f"test-only module missing: {module}")
-    if collect_errors:
-        return result(Outcome.ERROR, "the suite could not be collected: " + collect_errors[0].get("msg", ""))
-    if load_failure is not None:
-        return result(Outcome.ERROR, "the candidate could not be loaded: " + load_failure[:500])
-    if internal:
-        return result(Outcome.ERROR, "pytest internal error: " + internal[0][:500])
-    if done is None:
+    if facts.collect_errors:
+        return result(Outcome.ERROR, "the suite could not be collected: " + facts.collect_errors[0].failure.msg)
+    if facts.load_failure is not None:
+        return result(Outcome.ERROR, "the candidate could not be loaded: " + facts.load_failure[:500])
+    if facts.internal:
+        return result(Outcome.ERROR, "pytest internal error: " + facts.internal[0][:500])
+    if not facts.ends:
         return result(Outcome.ERROR, f"the run ended before pytest finished ({_exit_text(facts.status)})")
     if facts.leftovers:
         return result(Outcome.ERROR, "processes of the sandbox could not be killed")

@@ -1,10 +1,10 @@
 """The warm worker: a long-lived trusted process that forks one confined child per job.
 
-Started by `WorkerPool`, either on its own (`python -P -m runner.execution.worker`, serving on
+Started by `WorkerPool`, either on its own (`python -P -m runner.sandbox.worker`, serving on
 stdin/stdout) or forked by the pool's zygote (`--zygote`, one warm-up for all workers, each worker
-on its own pair of pipes). It warms up (runner.execution.warm_up), leases its own sandbox uid, then
+on its own pair of pipes). It warms up (runner.sandbox.warm_up), leases its own sandbox uid, then
 serves jobs (length-prefixed pickles). For each job it writes nothing the child can change, runs
-every suite file in one supervised session (runner.execution.session), kills everything the child
+every suite file in one supervised session (runner.sandbox.session), kills everything the child
 left behind and judges each suite from its share of the verdict channel alone. If the candidate's
 code starts before collection has finished (a suite imports it eagerly), the session is abandoned
 and each suite runs in a session of its own, as later files could otherwise be tampered with while
@@ -17,29 +17,30 @@ import dataclasses
 import gc
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 import traceback
 
-from runner.execution import compile_cache, huge_pages, isolation, pytest_child
-from runner.execution.limits import Limits
-from runner.execution.outcome import Outcome, SuiteResult, TestResult
-from runner.execution.sandbox import read_frame, write_frame
-from runner.execution.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
-from runner.execution.verdict import RunFacts, expected_tests, verdict_for
-from runner.execution.warm_up import preload, probe, warm_up
+from runner.outcome import Outcome, SuiteResult, TestResult
+from runner.sandbox import compile_cache, huge_pages, isolation
+from runner.sandbox.job_place import JobPlace, write_readonly
+from runner.sandbox.limits import Limits
+from runner.sandbox.pool import read_frame, write_frame
+from runner.sandbox.protocol import Isolation
+from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
+from runner.sandbox.verdict import expected_tests, verdict_for
+from runner.sandbox.warm_up import preload, probe, warm_up
 
 # ---------------------------------------------------------------- one job
 
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 
-def _applied(facts: RunFacts) -> dict[str, bool]:
-    for message in facts.messages:
-        if message.get("k") == "isolation":
-            return {k: bool(v) for k, v in message.get("applied", {}).items()}
+def _applied(session: SessionFacts) -> dict[str, bool]:
+    """The protections the child reported in force (its `Isolation` message)."""
+    for _, message in session.messages:
+        if isinstance(message, Isolation):
+            return {k: bool(v) for k, v in message.applied.items()}
     return {}
 
 
@@ -61,7 +62,7 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
         place.clear()
         for name, source in files.items():
             if name not in bad:
-                _write_readonly(os.path.join(place.test_dir, name), source)
+                write_readonly(os.path.join(place.test_dir, name), source)
         for name in compile_cache.TRUSTED_MODULES:
             if name in files and name not in bad:
                 try:
@@ -98,7 +99,7 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
                 groups = [[one] for one in group] + groups
                 continue
             _judge_session(session, group, limits, results, outputs)
-            applied = _applied(RunFacts(messages=[m for _, m in session.messages]))
+            applied = _applied(session)
             for key in set(in_force) | set(applied):
                 in_force[key] = in_force.get(key, True) and applied.get(key, key in base)
     finally:
@@ -125,64 +126,6 @@ def _judge_session(session: SessionFacts, group: list, limits: Limits, results: 
             if facts.output_exceeded:
                 text += f"\n[output capped at {limits.max_output_kb} KB]"
             outputs.append(f"--- {suite} ---\n{text}")
-
-
-class JobPlace:
-    """The worker's one job directory, at a fixed path for its whole life, and the session prepared for it.
-
-    Layout: `root/pytest.ini`, `root/t/` (the job's files, read-only, root-owned when root) and
-    `root/w/` (the child's working directory, owned by the sandbox uid). The paths never change,
-    so the pytest session can be configured once (`pytest_child.prepare_session`); the contents
-    are wiped before and after every job and the working directory before every suite.
-    """
-
-    def __init__(self, slot, limits: Limits) -> None:
-        prefix = f"runner-slot{slot.index}-"
-        _remove_stale(prefix)
-        self.root = tempfile.mkdtemp(prefix=prefix, dir=isolation.JOB_DIR_BASE)
-        os.chmod(self.root, 0o755)
-        self.test_dir = os.path.join(self.root, "t")
-        self.scratch = os.path.join(self.root, "w")
-        self.ini_path = os.path.join(self.root, "pytest.ini")
-        os.mkdir(self.test_dir, 0o755)
-        _write_readonly(self.ini_path, "[pytest]\n")
-        self.fresh_scratch(slot, limits)
-        self.prepared = pytest_child.prepare_session(self.test_dir, self.ini_path, self.scratch, limits)
-
-    def clear(self) -> None:
-        """Remove every job file and the working directory's contents."""
-        for entry in os.scandir(self.test_dir):
-            os.unlink(entry.path)
-        shutil.rmtree(self.scratch, ignore_errors=True)
-
-    def fresh_scratch(self, slot, limits: Limits) -> None:
-        """An empty working directory for the next child, owned by the sandbox uid."""
-        shutil.rmtree(self.scratch, ignore_errors=True)
-        os.mkdir(self.scratch, 0o700)
-        if limits.drop_privileges and isolation.is_root():
-            os.chown(self.scratch, slot.uid, slot.gid)
-
-    def remove(self) -> None:
-        """Delete the whole directory (when the worker ends)."""
-        shutil.rmtree(self.root, ignore_errors=True)
-
-
-def _remove_stale(prefix: str) -> None:
-    """Remove job directories a killed worker of this slot left (the slot lock says none is alive)."""
-    base = isolation.JOB_DIR_BASE or tempfile.gettempdir()
-    for entry in os.scandir(base):
-        try:
-            mine = entry.stat(follow_symlinks=False).st_uid == os.geteuid()
-            if entry.name.startswith(prefix) and mine and entry.is_dir(follow_symlinks=False):
-                shutil.rmtree(entry.path, ignore_errors=True)
-        except OSError:
-            continue
-
-
-def _write_readonly(path: str, content: str | bytes) -> None:
-    with open(path, "wb") as handle:
-        handle.write(content if isinstance(content, bytes) else content.encode("utf-8"))
-    os.chmod(path, 0o444)
 
 
 # ---------------------------------------------------------------- protocol with the pool

@@ -13,15 +13,15 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from runner.config import GateConfig
-from runner.execution import compile_cache
-from runner.execution.gate import check_gate, gate_violations, reports_only
-from runner.execution.outcome import Outcome, SuiteResult, Verdict
-from runner.execution.signature import check_signature
-from runner.execution.suite_module import build_suite_module, guard_source, suite_file_name
+from runner.judging.gate import check_gate, gate_violations, reports_only
+from runner.judging.signature import check_signature
+from runner.outcome import Outcome, SuiteResult, Verdict
+from runner.sandbox import compile_cache
+from runner.suites.suite_module import build_suite_module, guard_source, suite_file_name
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
-    from runner.execution.sandbox import SandboxJob, WorkerPool
+    from runner.sandbox.pool import SandboxJob, WorkerPool
 
 SEVERITY = (Outcome.HARNESS_ERROR, Outcome.RESOURCE_EXCEEDED, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FAILED)
 """Per-suite outcomes, most severe first: the overall outcome of a run that did not pass."""
@@ -32,7 +32,7 @@ _MESSAGE_CHARS = 300
 
 def build_job(task: Task, code: str, suites: tuple[str, ...] = SUITES) -> SandboxJob:
     """The sandbox job running `code` as the candidate against the task's requested suites."""
-    from runner.execution.sandbox import SandboxJob
+    from runner.sandbox.pool import SandboxJob
 
     files = {**task.files, "candidate.py": code, "reference.py": task.reference, "candidate_guard.py": guard_source()}
     order, rewritten = [], {}

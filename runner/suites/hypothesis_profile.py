@@ -55,7 +55,7 @@ def conftest_source(max_examples: int = 100) -> str:
     checks = ", ".join(f"HealthCheck.{name}" for name in settings.pop("suppress_health_check"))
     args = "".join(f"    {key}={value!r},\n" for key, value in settings.items())
     return (
-        '"""Loads the runner hypothesis profile (written by runner.strength.hypothesis_profile)."""\n\n'
+        '"""Loads the runner hypothesis profile (written by runner.suites.hypothesis_profile)."""\n\n'
         "from hypothesis import HealthCheck, settings\n\n"
         f"settings.register_profile(\n    {PROFILE_NAME!r},\n{args}    suppress_health_check=[{checks}],\n)\n"
         f"settings.load_profile({PROFILE_NAME!r})\n"

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.execution.limits import Limits
+from runner.sandbox.limits import Limits
 
 CLONE_NEWNET = 0x40000000
 PR_SET_CHILD_SUBREAPER = 36

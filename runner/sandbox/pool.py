@@ -4,7 +4,7 @@
 runs all its suites in one forked, confined child of a warm worker (one pytest session that collects
 every suite file before any candidate code runs) and returns one `SuiteResult` per suite,
 judged by the trusted worker from a verdict channel the candidate cannot forge by ordinary means
-(see runner.execution.pytest_child and runner.execution.worker). What isolation was actually in
+(see runner.sandbox.pytest_child and runner.sandbox.worker). What isolation was actually in
 force is part of every result.
 """
 
@@ -24,8 +24,8 @@ import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.execution.limits import Limits
-from runner.execution.outcome import Outcome, SuiteResult
+from runner.outcome import Outcome, SuiteResult
+from runner.sandbox.limits import Limits
 
 __all__ = ["Limits", "SandboxJob", "SandboxResult", "WorkerPool", "WorkerDied"]
 
@@ -158,7 +158,7 @@ class _Worker:
         self.hello: dict | None = None
         if pipes is None:
             self.proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", "runner.execution.worker"],
+                [sys.executable, "-P", "-m", "runner.sandbox.worker"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=_worker_env(),
@@ -251,7 +251,7 @@ def _start_zygote(limits: Limits, count: int) -> tuple[subprocess.Popen, list[_W
         theirs.append((request_r, reply_w))
     try:
         zygote = subprocess.Popen(
-            [sys.executable, "-P", "-m", "runner.execution.worker", "--zygote", *(f"{r},{w}" for r, w in theirs)],
+            [sys.executable, "-P", "-m", "runner.sandbox.worker", "--zygote", *(f"{r},{w}" for r, w in theirs)],
             stdin=subprocess.PIPE,
             env=_worker_env(),
             cwd="/",
