@@ -34,11 +34,6 @@ from runner.tracking import PARENT_ENV, PARENT_FILE, end_orphaned_runs, ensure_s
 log = logging.getLogger(__name__)
 
 
-def job_dirs(sweep_dir: Path) -> list[Path]:
-    """The job directories of a sweep: its subdirectories holding an attempts.jsonl, sorted."""
-    return sorted(p.parent for p in Path(sweep_dir).glob("*/attempts.jsonl"))
-
-
 class MlflowSweepCallback(Callback):
     """Creates the sweep's MLflow parent run before the jobs and ends it, with the report, after."""
 
@@ -87,7 +82,9 @@ class MlflowSweepCallback(Callback):
         sweep_dir = Path(str(config.hydra.sweep.dir))
         status = "FINISHED"
         try:
-            jobs = job_dirs(sweep_dir)
+            from runner.job_results import find_job_dirs
+
+            jobs = find_job_dirs([sweep_dir])
             client.set_tag(self.run_id, "runner.jobs", str(len(jobs)))
             if self.report and jobs:
                 from runner.report import make_report

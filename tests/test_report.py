@@ -10,8 +10,10 @@ import pytest
 from omegaconf import OmegaConf
 
 from runner.compare import mcnemar_p
+from runner.figures import heatmap_figure, pass_counts_figure, scope
+from runner.job_results import load_job, natural_key
 from runner.records import AttemptRecord
-from runner.report import heatmap_figure, load_job, main, make_report, natural_key, pass_counts_figure, scope
+from runner.report import main, make_report
 
 
 def rec(task, outcome, model, seed, attempt=0, final=True) -> AttemptRecord:
