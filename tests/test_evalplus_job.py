@@ -9,7 +9,7 @@ from runner.job import run_job
 from runner.scoring import summarize
 from runner.summary import summary_table
 from runner.tasks import subset_tag
-from tests.conftest import compose_config, datasets_available
+from tests.conftest import datasets_available, typed_test_config
 from tests.fake_ollama import FakeOllama
 
 
@@ -23,7 +23,7 @@ def test_subset_tag_names_ids_and_limit(make_config):
 def test_humanevalplus_job_reports_base_and_base_plus_and_tags_the_subset(tmp_path, capsys):
     fake = FakeOllama().start()  # a real loopback server answering like Ollama (with code that fails)
     try:
-        cfg = compose_config([
+        cfg = typed_test_config([
             "task_set=humanevalplus", "task_set.ids=[HumanEval/2,HumanEval/4]", "backend=ollama",
             f"backend.base_url={fake.url}", "model=gemma3_4b", "model.id=gemma3:4b", "repair.max_attempts=0",
             "progress=false",
