@@ -36,7 +36,7 @@ from runner.judging.judge import judge, rewrite_suites_ahead
 from runner.outcome import Verdict
 from runner.progress import Progress
 from runner.records import AttemptRecord
-from runner.scoring import EVALPLUS_LEVELS, metric_key, summarize
+from runner.scoring import COMPLIANT, EVALPLUS_LEVELS, metric_key, summarize
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ def score(samples: list[Sample], verdicts: list[Verdict], levels: tuple[str, ...
     """runner.scoring's metrics of the verdicts: pass@k (k in PASS_AT_K, where every task has k scored
     samples) with bootstrap CIs, also at the extra suite `levels` (e.g. EvalPlus's base, base_plus)."""
     records = [_record(s, v) for s, v in zip(samples, verdicts, strict=True)]
-    return summarize(records, ks=PASS_AT_K, levels=("all", *levels))
+    return summarize(records, ks=PASS_AT_K, levels=("all", COMPLIANT, *levels))
 
 
 def _with_ci(metrics: dict[str, float], key: str) -> str:
@@ -172,7 +172,9 @@ def summary(samples: list[Sample], verdicts: list[Verdict], levels: tuple[str, .
     for k in PASS_AT_K:
         if metrics.get(metric_key(k, "first") + "_tasks") == scored_tasks:
             lines.append(f"  {'pass@' + str(k):<20} {_with_ci(metrics, metric_key(k, 'first'))}")
-            lines.append(f"  {'  policy-compliant':<20} {_with_ci(metrics, metric_key(k, 'first', 'compliant'))}")
+            lines.append(
+                f"  {'policy-compliant pass@' + str(k):<20} {_with_ci(metrics, metric_key(k, 'first', COMPLIANT))}"
+            )
     lines += [f"  {LEVEL_NAMES[level] + ' pass@1':<20} {_with_ci(metrics, metric_key(1, 'first', level))}"
               for level in levels if metric_key(1, "first", level) in metrics]  # fmt: skip
     violating = sum(bool(v.violations) for v in verdicts)
