@@ -210,7 +210,7 @@ def main(argv: list[str]) -> int:
     cfg = typed_config(cfg)  # an unknown gate.mode, like any bad value, ends in one line
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while samples load
-        tasks = {t.id: t for t in load_task_set(cfg.task_set)}
+        tasks = {t.id: t for t in load_task_set(cfg.task_set, cfg.cache_dir)}
         samples = read_samples(options["samples"], tasks)
         print(f"task set {cfg.task_set.name}, gate {cfg.gate.name} ({cfg.gate.mode} mode), "
               f"suites {', '.join(suites)}, {workers} worker(s)", file=sys.stderr)  # fmt: skip

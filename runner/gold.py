@@ -135,7 +135,7 @@ def main(argv: list[str]) -> int:
     cfg = typed_config(compose_config(overrides))
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while tasks load
-        tasks = load_task_set(cfg.task_set)
+        tasks = load_task_set(cfg.task_set, cfg.cache_dir)
         rewrite_suites_ahead(tasks, until=pool.warm)
         results = gold_check(tasks, pool, cfg.gate, threads=2 * workers)
     print(_table(results))

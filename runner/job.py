@@ -41,7 +41,7 @@ def run_job(cfg: Config, out_dir: Path) -> int:
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
-    tasks = load_task_set(cfg.task_set)
+    tasks = load_task_set(cfg.task_set, cfg.cache_dir)
     if not tasks:
         raise JobError(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.ids/limit/created_after")
     if cfg.sampling.temperature == 0 and cfg.sampling.n > 1:

@@ -12,6 +12,7 @@ from runner.tasks import plus_oracle
 from runner.tasks.importers import differential_suite, with_plus_data
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import MIN_TIME_LIMIT_S, OracleRequest, compute, oracles
+from tests.conftest import datasets_available
 
 REFERENCE = "def double(x):\n    return 2 * x\n"
 GOOD = "def double(x):\n    return x + x\n"
@@ -152,3 +153,14 @@ def test_the_expected_outputs_cannot_be_forged(pool, tmp_path, code, outcome):
     assert verdict.outcome is outcome and not verdict.passed, verdict.detail
     if outcome is Outcome.ERROR:
         assert "tampering detected" in verdict.detail
+
+
+@pytest.mark.skipif(not datasets_available(), reason="benchmark files absent (RUNNER_DATASETS_DIR)")
+def test_expected_outputs_are_computed_only_for_the_selected_tasks(tmp_path):
+    from runner.config import TaskSetConfig
+    from runner.tasks import load_task_set
+
+    cfg = TaskSetConfig(name="humanevalplus", importer="humanevalplus", path="", ids=["HumanEval/2", "HumanEval/4"])
+    tasks = load_task_set(cfg, cache_dir=tmp_path)
+    assert [t.id for t in tasks] == ["HumanEval/2", "HumanEval/4"] and all(t.files for t in tasks)
+    assert len(list((tmp_path / "plus_oracle").rglob("*.json"))) == 2

@@ -339,7 +339,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cache_dir=str(cfg.cache_dir),
         use_cache=opts["cache"],
     )
-    tasks = load_task_set(cfg.task_set)
+    tasks = load_task_set(cfg.task_set, cfg.cache_dir)
     name = str(cfg.task_set.name)
     print(f"auditing {len(tasks)} tasks of {name} with mutmut {mutants.mutmut_version()} ({options.workers} workers)")
 

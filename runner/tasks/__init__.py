@@ -17,8 +17,16 @@ PROJECT_ROOT = Path(__file__).resolve().parents[2]
 __all__ = ["SUITES", "Task", "TaskError", "load_task_set", "select_tasks", "subset_tag", "task_set_hash"]
 
 
-def load_task_set(cfg: TaskSetConfig) -> list[Task]:
-    """Load the tasks a `task_set` config names, then apply its ids / limit / created_after filters."""
+def load_task_set(cfg: TaskSetConfig, cache_dir: str | Path = ".cache/runner") -> list[Task]:
+    """Load the tasks a `task_set` config names, then apply its ids / limit / created_after filters.
+
+    For the EvalPlus sets the filters come first, so expected outputs (kept under `cache_dir`) are
+    computed only for the tasks selected.
+    """
+
+    def select(tasks: list[Task]) -> list[Task]:
+        return select_tasks(tasks, list(cfg.ids), cfg.limit, cfg.created_after)
+
     if cfg.importer == "yaml":
         path = Path(cfg.path)
         if not path.is_absolute() and not path.exists():
@@ -27,10 +35,13 @@ def load_task_set(cfg: TaskSetConfig) -> list[Task]:
     elif cfg.importer in IMPORTERS:
         from runner.tasks import importers
 
-        tasks = getattr(importers, f"load_{cfg.importer}")(cfg.path)
+        loader = getattr(importers, f"load_{cfg.importer}")
+        if cfg.importer in EVALPLUS_IMPORTERS:
+            return loader(cfg.path, select=select, cache_dir=cache_dir)
+        tasks = loader(cfg.path)
     else:
         raise TaskError(cfg.path, "task_set.importer", f"unknown importer {cfg.importer!r}; use one of {IMPORTERS}")
-    return select_tasks(tasks, list(cfg.ids), cfg.limit, cfg.created_after)
+    return select(tasks)
 
 
 def select_tasks(tasks: list[Task], ids: list[str], limit: int, created_after: str) -> list[Task]:

