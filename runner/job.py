@@ -157,8 +157,8 @@ def _finish(
     cache: Cache,
     run: JobRun | None,
 ) -> int:
-    from runner.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize
-    from runner.summary import summary_table, task_rows
+    from runner.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
+    from runner.summary import summary_table
 
     started = time.perf_counter()
     metrics = summarize(
@@ -171,7 +171,7 @@ def _finish(
     )
     metrics["generations_cached"] = float(cache.hits_by_namespace.get("generation", 0))  # a resumed run's hits
     audit = _audit_scores(cfg.task_set.name)
-    rows = task_rows(records, audit)
+    rows = task_table(records, audit)
     table = summary_table(cfg, metrics, rows)
     print(table)
     (out_dir / "summary.md").write_text(table + "\n")

@@ -308,8 +308,21 @@ def _mode(values: Iterable[str]) -> str:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-def task_table(records: Sequence[AttemptRecord]) -> list[dict]:
-    """One row per task: samples, scored and passing counts per stage, and typical outcomes."""
+def _breakdown(outcomes: list[str]) -> str:
+    """The one outcome, or each outcome with its count in sample order: `passed×2, failed×1`."""
+    if len(outcomes) == 1:
+        return outcomes[0]
+    return ", ".join(f"{o}×{n}" for o, n in Counter(outcomes).items())
+
+
+def task_table(records: Sequence[AttemptRecord], audit: dict[str, float] | None = None) -> list[dict]:
+    """One row per task, for the job summary, the MLflow `tasks.json` table and the report's heat map.
+
+    Per stage (first, repair): scored, passing and policy-compliant sample counts, the pass rate over
+    scored samples (None when none is scored), the typical outcome (`outcome_<stage>`, the most common)
+    and every outcome with its count (`outcomes_<stage>`). Also the attempts made, those of them that were
+    repairs, and the task's latest mutation-audit score from `audit` (None when not audited).
+    """
     by_task: dict[str, list[Sample]] = defaultdict(list)
     for s in group_samples(records):
         by_task[s.task_id].append(s)
@@ -321,8 +334,12 @@ def task_table(records: Sequence[AttemptRecord]) -> list[dict]:
             scored = [r for r in recs if is_scored(r)]
             row[f"scored_{stage}"] = len(scored)
             row[f"passed_{stage}"] = sum(r.passed for r in scored)
+            row[f"compliant_{stage}"] = sum(r.compliant for r in scored)
             row[f"pass_rate_{stage}"] = row[f"passed_{stage}"] / len(scored) if scored else None
             row[f"outcome_{stage}"] = _mode(r.outcome for r in recs)
+            row[f"outcomes_{stage}"] = _breakdown([r.outcome for r in recs])
+        row["attempts"] = sum(s.attempts for s in samples)
         row["repair_attempts"] = sum(max(0, s.attempts - 1) for s in samples)
+        row["audit_score"] = (audit or {}).get(task_id)
         rows.append(row)
     return rows
