@@ -74,8 +74,8 @@ def metric_key(k: int, stage: str, level: str | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class Sample:
-    """One (task, sample) pair: its first attempt and its final attempt (None when missing)."""
+class SampleAttempts:
+    """One (task, sample) pair of a job: its first attempt and its final attempt (None when missing)."""
 
     task_id: str
     sample: int
@@ -90,7 +90,7 @@ class Sample:
         return self.first if stage == "first" else self.final
 
 
-def group_samples(records: Iterable[AttemptRecord]) -> list[Sample]:
+def group_samples(records: Iterable[AttemptRecord]) -> list[SampleAttempts]:
     """Group attempt records into samples, sorted by (task, sample).
 
     A repeated (task, sample, attempt) keeps its last record (a resumed run appends). A sample
@@ -102,7 +102,7 @@ def group_samples(records: Iterable[AttemptRecord]) -> list[Sample]:
     samples = []
     for (task_id, sample), attempts in sorted(by_sample.items()):
         finals = [attempts[a] for a in sorted(attempts) if attempts[a].final]
-        samples.append(Sample(task_id, sample, attempts.get(0), finals[-1] if finals else None, len(attempts)))
+        samples.append(SampleAttempts(task_id, sample, attempts.get(0), finals[-1] if finals else None, len(attempts)))
     return samples
 
 
@@ -127,7 +127,7 @@ def passed_at_level(record: AttemptRecord, level: str = "all") -> bool:
     return bool(ran) and all(ran)
 
 
-def task_counts(samples: Sequence[Sample], stage: str, level: str = "all") -> dict[str, tuple[int, int]]:
+def task_counts(samples: Sequence[SampleAttempts], stage: str, level: str = "all") -> dict[str, tuple[int, int]]:
     """Per task: (n scored samples, c passing samples) for one stage and suite level."""
     counts: dict[str, list[int]] = {}
     for s in samples:
@@ -168,7 +168,7 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
-def _outcome_metrics(samples: Sequence[Sample], stage: str) -> dict[str, float]:
+def _outcome_metrics(samples: Sequence[SampleAttempts], stage: str) -> dict[str, float]:
     present = [s.record(stage) for s in samples if s.record(stage) is not None]
     counts = Counter(r.outcome for r in present)
     out: dict[str, float] = {}
@@ -184,7 +184,7 @@ def _outcome_metrics(samples: Sequence[Sample], stage: str) -> dict[str, float]:
     return out
 
 
-def _repair_metrics(samples: Sequence[Sample]) -> dict[str, float]:
+def _repair_metrics(samples: Sequence[SampleAttempts]) -> dict[str, float]:
     attempted = [
         s
         for s in samples
@@ -323,7 +323,7 @@ def task_table(records: Sequence[AttemptRecord], audit: dict[str, float] | None 
     and every outcome with its count (`outcomes_<stage>`). Also the attempts made, those of them that were
     repairs, and the task's latest mutation-audit score from `audit` (None when not audited).
     """
-    by_task: dict[str, list[Sample]] = defaultdict(list)
+    by_task: dict[str, list[SampleAttempts]] = defaultdict(list)
     for s in group_samples(records):
         by_task[s.task_id].append(s)
     rows = []
