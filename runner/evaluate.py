@@ -36,7 +36,7 @@ from runner.judging.judge import judge, rewrite_suites_ahead
 from runner.outcome import Verdict
 from runner.progress import Progress
 from runner.records import AttemptRecord
-from runner.scoring import EVALPLUS_LEVELS, metric_key, summarize
+from runner.scoring import COMPLIANT, EVALPLUS_LEVELS, metric_key, summarize
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ def score(samples: list[InputSample], verdicts: list[Verdict], levels: tuple[str
     """runner.scoring's metrics of the verdicts: pass@k (k in PASS_AT_K, where every task has k scored
     samples) with bootstrap CIs, also at the extra suite `levels` (e.g. EvalPlus's base, base_plus)."""
     records = [_record(s, v) for s, v in zip(samples, verdicts, strict=True)]
-    return summarize(records, ks=PASS_AT_K, levels=("all", *levels))
+    return summarize(records, ks=PASS_AT_K, levels=("all", COMPLIANT, *levels))
 
 
 def _with_ci(metrics: dict[str, float], key: str) -> str:
