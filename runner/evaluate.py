@@ -146,7 +146,7 @@ def result_row(sample: InputSample, task: Task, verdict: Verdict, suites: tuple[
 def _record(sample: InputSample, verdict: Verdict) -> AttemptRecord:
     """A sample's verdict as the attempt record runner.scoring reads (one attempt, no generation)."""
     return AttemptRecord(task_id=sample.task_id, sample=sample.completion_id, attempt=0, seed=0, model="",
-                         messages=[], options={}, response="", code=sample.code, outcome=verdict.outcome.value,
+                         messages=[], options={}, response="", code=sample.code, outcome=verdict.outcome,
                          final=True, suites=verdict.suite_passed(),
                          violations=list(verdict.violations))  # fmt: skip
 

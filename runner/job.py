@@ -203,7 +203,7 @@ def _finish(
     gold = "off" if not cfg.gold.enabled else f"{len(tasks)}/{len(tasks) + len(excluded)} references pass their suites"
     print(f"gold check: {gold}; isolation in force: {tags['isolation']}")
     print(f"cache: {cache.hits} hits, {cache.misses} misses; records in {out_dir / 'attempts.jsonl'}")
-    unscored = sum(1 for r in records if r.final and r.outcome in ("backend_error", "harness_error"))
+    unscored = sum(1 for r in records if r.final and not r.outcome.scored)
     if unscored:
         print(
             f"WARNING: {unscored} sample(s) unscored (backend or harness errors); see attempts.jsonl",

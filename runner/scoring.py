@@ -47,8 +47,7 @@ LEVELS = {**SUITE_LEVELS, **EVALPLUS_LEVELS, COMPLIANT: None}
 DEFAULT_LEVELS = (*SUITE_LEVELS, COMPLIANT)
 """The levels every job scores; the EvalPlus task sets add EVALPLUS_LEVELS."""
 
-OUTCOMES = tuple(o.value for o in Outcome)
-UNSCORED = frozenset(o.value for o in Outcome if not o.scored)
+UNSCORED = frozenset(o for o in Outcome if not o.scored)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -108,7 +107,7 @@ def group_samples(records: Iterable[AttemptRecord]) -> list[SampleAttempts]:
 
 def is_scored(record: AttemptRecord | None) -> bool:
     """True when the record exists and its outcome counts for or against the model."""
-    return record is not None and record.outcome not in UNSCORED
+    return record is not None and record.outcome.scored
 
 
 def passed_at_level(record: AttemptRecord, level: str = "all") -> bool:
@@ -121,8 +120,8 @@ def passed_at_level(record: AttemptRecord, level: str = "all") -> bool:
     if level == COMPLIANT:
         return record.compliant
     suites = LEVELS[level]
-    if record.outcome == Outcome.PASSED.value or suites is None:
-        return record.outcome == Outcome.PASSED.value
+    if record.outcome is Outcome.PASSED or suites is None:
+        return record.outcome is Outcome.PASSED
     ran = [record.suites[s] for s in suites if s in record.suites]
     return bool(ran) and all(ran)
 
@@ -172,15 +171,15 @@ def _outcome_metrics(samples: Sequence[SampleAttempts], stage: str) -> dict[str,
     present = [s.record(stage) for s in samples if s.record(stage) is not None]
     counts = Counter(r.outcome for r in present)
     out: dict[str, float] = {}
-    for name in sorted(set(OUTCOMES) | set(counts)):
-        out[f"outcome_{stage}_{name}_count"] = float(counts.get(name, 0))
+    for outcome in sorted(Outcome):
+        out[f"outcome_{stage}_{outcome.value}_count"] = float(counts[outcome])
         if present:  # rates are over every sample with a record for the stage, unscored included
-            out[f"outcome_{stage}_{name}_rate"] = counts.get(name, 0) / len(present)
-    out[f"gate_rejections_{stage}"] = float(counts.get(Outcome.POLICY_REJECTED.value, 0))
+            out[f"outcome_{stage}_{outcome.value}_rate"] = counts[outcome] / len(present)
+    out[f"gate_rejections_{stage}"] = float(counts[Outcome.POLICY_REJECTED])
     out[f"gate_violations_reported_{stage}"] = float(sum(bool(r.violations) for r in present))
     out[f"extraction_changed_{stage}"] = float(sum(bool(r.extraction) for r in present))
-    out[f"test_failures_{stage}"] = float(counts.get(Outcome.FAILED.value, 0))
-    out[f"unscored_samples_{stage}"] = float(sum(counts.get(u, 0) for u in UNSCORED))
+    out[f"test_failures_{stage}"] = float(counts[Outcome.FAILED])
+    out[f"unscored_samples_{stage}"] = float(sum(counts[u] for u in UNSCORED))
     return out
 
 
@@ -279,7 +278,7 @@ def scoring_notes(records: Sequence[AttemptRecord], ks: Sequence[int] = (1,)) ->
     for stage in STAGES:
         unscored = [s for s in samples if s.record(stage) is not None and not is_scored(s.record(stage))]
         if unscored:
-            kinds = Counter(s.record(stage).outcome for s in unscored)
+            kinds = Counter(s.record(stage).outcome.value for s in unscored)
             detail = ", ".join(f"{n} {o}" for o, n in sorted(kinds.items()))
             notes.append(f"{stage}: {len(unscored)} unscored sample(s) excluded from pass@k ({detail})")
         counts = task_counts(samples, stage)
@@ -336,8 +335,8 @@ def task_table(records: Sequence[AttemptRecord], audit: dict[str, float] | None 
             row[f"passed_{stage}"] = sum(r.passed for r in scored)
             row[f"compliant_{stage}"] = sum(r.compliant for r in scored)
             row[f"pass_rate_{stage}"] = row[f"passed_{stage}"] / len(scored) if scored else None
-            row[f"outcome_{stage}"] = _mode(r.outcome for r in recs)
-            row[f"outcomes_{stage}"] = _breakdown([r.outcome for r in recs])
+            row[f"outcome_{stage}"] = _mode(r.outcome.value for r in recs)
+            row[f"outcomes_{stage}"] = _breakdown([r.outcome.value for r in recs])
         row["attempts"] = sum(s.attempts for s in samples)
         row["repair_attempts"] = sum(max(0, s.attempts - 1) for s in samples)
         row["audit_score"] = (audit or {}).get(task_id)

@@ -34,7 +34,7 @@ def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
         f"(policy-compliant: {compliant_first}/{scored_first}, {compliant_repair}/{scored_repair}; "
         f"gate mode {cfg.gate.mode}).**"
     )
-    unscored = {u: int(metrics.get(f"outcome_repair_{u}_count", 0)) for u in sorted(UNSCORED)}
+    unscored = {u.value: int(metrics.get(f"outcome_repair_{u.value}_count", 0)) for u in sorted(UNSCORED)}
     if any(unscored.values()):
         counts = ", ".join(f"{k}×{v}" for k, v in unscored.items() if v)
         headline += f" Not scored: {sum(unscored.values())} sample(s) ({counts})."
