@@ -158,6 +158,7 @@ def _finish(
     run: JobRun | None,
 ) -> int:
     from runner.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
+    from runner.strength.audit import latest_audit_scores
     from runner.summary import summary_table
 
     started = time.perf_counter()
@@ -170,8 +171,7 @@ def _finish(
         levels=(*DEFAULT_LEVELS, *(EVALPLUS_LEVELS if cfg.task_set.importer in EVALPLUS_IMPORTERS else ())),
     )
     metrics["generations_cached"] = float(cache.hits_by_namespace.get("generation", 0))  # a resumed run's hits
-    audit = _audit_scores(cfg.task_set.name)
-    rows = task_table(records, audit)
+    rows = task_table(records, latest_audit_scores(cfg.task_set.name, cfg.cache_dir))
     table = summary_table(cfg, metrics, rows)
     print(table)
     (out_dir / "summary.md").write_text(table + "\n")
@@ -210,14 +210,6 @@ def _finish(
             file=sys.stderr,
         )
     return 2 if unscored or excluded else 0
-
-
-def _audit_scores(task_set_name: str) -> dict[str, float]:
-    try:
-        from runner.strength.audit import latest_audit_scores
-    except ImportError:
-        return {}
-    return latest_audit_scores(task_set_name)
 
 
 def _git_commit() -> str:
