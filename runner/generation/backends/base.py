@@ -88,16 +88,16 @@ class Backend(Protocol):
         ...
 
 
+def sampling_fields(options: GenerationOptions) -> dict[str, Any]:
+    """temperature and top_p, and the seed and stop sequences when set: named alike by every backend's API."""
+    fields: dict[str, Any] = {"temperature": options.temperature, "top_p": options.top_p}
+    if options.seed is not None:
+        fields["seed"] = options.seed
+    if options.stop:
+        fields["stop"] = list(options.stop)
+    return fields
+
+
 def chat_completion_body(messages: list[dict[str, str]], options: GenerationOptions) -> dict[str, Any]:
     """The OpenAI-style chat-completion fields every OpenAI-compatible endpoint understands."""
-    body: dict[str, Any] = {
-        "messages": messages,
-        "max_tokens": options.num_predict,
-        "temperature": options.temperature,
-        "top_p": options.top_p,
-    }
-    if options.seed is not None:
-        body["seed"] = options.seed
-    if options.stop:
-        body["stop"] = list(options.stop)
-    return body
+    return {"messages": messages, "max_tokens": options.num_predict, **sampling_fields(options)}
