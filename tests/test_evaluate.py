@@ -1,14 +1,14 @@
 """Scoring externally generated samples: both input formats, order, pass@k, the CLI."""
 
 import json
-import sys
 
 import pytest
 
-from runner.cli import UsageError, run
+from runner.cli import UsageError
 from runner.evaluate import InputSample, SampleError, main, read_samples, score, summary
 from runner.outcome import Outcome, SuiteResult, TestResult, Verdict
 from runner.tasks.importers import load_humaneval
+from runner.validation import ConfigError
 
 TASKS = {t.id: t for t in load_humaneval()[:3]}
 T0, T1 = "HumanEval/0", "HumanEval/1"
@@ -103,7 +103,7 @@ def test_cli_scores_both_formats_in_input_order(tmp_path, capsys):
     assert failing and failing[0].name == "test_check" and failing[0].status == "failed"
     assert {t["status"] for t in lines[2]["tests"]["visible"]} == {"passed"}
     printed = capsys.readouterr().out
-    assert "  pass@1               0.8333 (95% CI" in printed and "    policy-compliant   0.6667 (95% CI" in printed
+    assert "pass@1               0.8333 (95% CI" in printed and "policy-compliant pass@1 0.6667 (95% CI" in printed
     # enforce mode: the violation is the outcome and the code never runs
     assert main([*args, "gate.mode=enforce"]) == 0
     enforced = json.loads(out.read_text().splitlines()[3])
@@ -127,11 +127,8 @@ def test_suites_option_runs_only_the_requested_suites(tmp_path):
         main([*args, "suites=hiden"])
 
 
-def test_unknown_gate_mode_is_one_line(tmp_path, monkeypatch, capsys):
+def test_unknown_gate_mode_is_one_line(tmp_path):
     samples = write(tmp_path / "s.jsonl", [{"task_id": T0, "completion": "    return True\n"}])
     args = [f"samples={samples}", f"out={tmp_path / 'o.jsonl'}", "task_set=humaneval", "gate.mode=warn"]
-    monkeypatch.setattr(sys, "argv", ["runner.evaluate", *args])
-    with pytest.raises(SystemExit) as exit_:
-        run(main)  # the CLI layer, as `python -m runner.evaluate` runs it
-    assert exit_.value.code == 1
-    assert capsys.readouterr().err == "error: gate.mode='warn' is not allowed; it must be one of enforce, report\n"
+    with pytest.raises(ConfigError, match=r"^gate.mode='warn' is not allowed; it must be one of enforce, report$"):
+        main(args)

@@ -21,5 +21,5 @@ def test_headline_counts_only_scored_samples_and_names_the_unscored():
 def test_headline_without_unscored_samples_says_nothing_more():
     records = [rec("a", "passed"), rec("b", "failed")]
     table = summary_table(compose_config([]), summarize(records, resamples=20), task_table(records))
-    line = "**Passed: 1/2 first attempt, 1/2 after repair (policy-compliant: 1/2, 1/2; gate mode enforce).**"
-    assert line in table.splitlines()
+    headline = "**Passed: 1/2 first attempt, 1/2 after repair (policy-compliant: 1/2, 1/2; gate mode enforce).**"
+    assert headline in table.splitlines()
