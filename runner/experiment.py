@@ -116,7 +116,7 @@ class Experiment:
                         **base,
                         response="",
                         code=None,
-                        outcome=Outcome.BACKEND_ERROR.value,
+                        outcome=Outcome.BACKEND_ERROR,
                         final=True,
                         detail=str(error),
                     )
@@ -176,7 +176,7 @@ def _record(base: dict, generation: Generation, extraction: Extraction, verdict:
         **base,
         response=generation.text,
         code=extraction.code,
-        outcome=verdict.outcome.value,
+        outcome=verdict.outcome,
         final=final,
         suites=verdict.suite_passed(),
         tests=tests,

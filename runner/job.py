@@ -157,8 +157,9 @@ def _finish(
     cache: Cache,
     run: JobRun | None,
 ) -> int:
-    from runner.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize
-    from runner.summary import summary_table, task_rows
+    from runner.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
+    from runner.strength.audit import latest_audit_scores
+    from runner.summary import summary_table
 
     started = time.perf_counter()
     metrics = summarize(
@@ -170,8 +171,7 @@ def _finish(
         levels=(*DEFAULT_LEVELS, *(EVALPLUS_LEVELS if cfg.task_set.importer in EVALPLUS_IMPORTERS else ())),
     )
     metrics["generations_cached"] = float(cache.hits_by_namespace.get("generation", 0))  # a resumed run's hits
-    audit = _audit_scores(cfg.task_set.name)
-    rows = task_rows(records, audit)
+    rows = task_table(records, latest_audit_scores(cfg.task_set.name, cfg.cache_dir))
     table = summary_table(cfg, metrics, rows)
     print(table)
     (out_dir / "summary.md").write_text(table + "\n")
@@ -203,21 +203,13 @@ def _finish(
     gold = "off" if not cfg.gold.enabled else f"{len(tasks)}/{len(tasks) + len(excluded)} references pass their suites"
     print(f"gold check: {gold}; isolation in force: {tags['isolation']}")
     print(f"cache: {cache.hits} hits, {cache.misses} misses; records in {out_dir / 'attempts.jsonl'}")
-    unscored = sum(1 for r in records if r.final and r.outcome in ("backend_error", "harness_error"))
+    unscored = sum(1 for r in records if r.final and not r.outcome.scored)
     if unscored:
         print(
             f"WARNING: {unscored} sample(s) unscored (backend or harness errors); see attempts.jsonl",
             file=sys.stderr,
         )
     return 2 if unscored or excluded else 0
-
-
-def _audit_scores(task_set_name: str) -> dict[str, float]:
-    try:
-        from runner.strength.audit import latest_audit_scores
-    except ImportError:
-        return {}
-    return latest_audit_scores(task_set_name)
 
 
 def _git_commit() -> str:

@@ -7,7 +7,7 @@ from enum import StrEnum
 
 
 class Outcome(StrEnum):
-    """What happened to one attempt. Mutually exclusive; see DESIGN.md "Outcomes"."""
+    """What happened to one attempt. Mutually exclusive; see README "What a verdict means"."""
 
     PASSED = "passed"
     FAILED = "failed"

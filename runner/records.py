@@ -11,6 +11,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from runner.outcome import Outcome
+
 
 @dataclass(frozen=True)
 class AttemptRecord:
@@ -22,7 +24,8 @@ class AttemptRecord:
     recorded like any other and excluded by scoring. `violations` lists the gate's findings
     (`rule`, `line`, `message`) in report mode, where the outcome stays the functional one.
     `extraction` says what code extraction changed or dropped in the answer's code block (empty: taken
-    as written).
+    as written). `outcome` is an `Outcome` (given as one or as its value); a line of attempts.jsonl holds
+    its value.
     """
 
     task_id: str
@@ -34,7 +37,7 @@ class AttemptRecord:
     options: dict[str, Any]
     response: str
     code: str | None
-    outcome: str
+    outcome: Outcome
     final: bool
     suites: dict[str, bool] = field(default_factory=dict)
     tests: dict[str, list[dict[str, str]]] = field(default_factory=dict)
@@ -49,9 +52,12 @@ class AttemptRecord:
     violations: list[dict[str, Any]] = field(default_factory=list)
     extraction: list[str] = field(default_factory=list)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "outcome", Outcome(self.outcome))  # a value read back becomes the enum
+
     @property
     def passed(self) -> bool:
-        return self.outcome == "passed"
+        return self.outcome is Outcome.PASSED
 
     @property
     def compliant(self) -> bool:
@@ -59,7 +65,7 @@ class AttemptRecord:
         return self.passed and not self.violations
 
     def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True, ensure_ascii=False)
+        return json.dumps({**asdict(self), "outcome": self.outcome.value}, sort_keys=True, ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> AttemptRecord:
@@ -68,13 +74,20 @@ class AttemptRecord:
 
 
 def read_attempts(path: str | Path) -> list[AttemptRecord]:
-    """Read an attempts.jsonl file; a torn last line (from a crash) is skipped."""
+    """Read an attempts.jsonl file; a torn last line (from a crash) is skipped.
+
+    Raises ValueError naming the line when a line's outcome is not an `Outcome` value.
+    """
     records = []
-    for line in Path(path).read_text().splitlines():
+    for number, line in enumerate(Path(path).read_text().splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            records.append(AttemptRecord.from_dict(json.loads(line)))
+            data = json.loads(line)
         except json.JSONDecodeError:
             continue
+        try:
+            records.append(AttemptRecord.from_dict(data))
+        except ValueError as err:
+            raise ValueError(f"{path}:{number}: {err}") from None
     return records

@@ -47,8 +47,7 @@ LEVELS = {**SUITE_LEVELS, **EVALPLUS_LEVELS, COMPLIANT: None}
 DEFAULT_LEVELS = (*SUITE_LEVELS, COMPLIANT)
 """The levels every job scores; the EvalPlus task sets add EVALPLUS_LEVELS."""
 
-OUTCOMES = tuple(o.value for o in Outcome)
-UNSCORED = frozenset(o.value for o in Outcome if not o.scored)
+UNSCORED = frozenset(o for o in Outcome if not o.scored)
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -74,8 +73,8 @@ def metric_key(k: int, stage: str, level: str | None = None) -> str:
 
 
 @dataclass(frozen=True)
-class Sample:
-    """One (task, sample) pair: its first attempt and its final attempt (None when missing)."""
+class SampleAttempts:
+    """One (task, sample) pair of a job: its first attempt and its final attempt (None when missing)."""
 
     task_id: str
     sample: int
@@ -90,7 +89,7 @@ class Sample:
         return self.first if stage == "first" else self.final
 
 
-def group_samples(records: Iterable[AttemptRecord]) -> list[Sample]:
+def group_samples(records: Iterable[AttemptRecord]) -> list[SampleAttempts]:
     """Group attempt records into samples, sorted by (task, sample).
 
     A repeated (task, sample, attempt) keeps its last record (a resumed run appends). A sample
@@ -102,13 +101,13 @@ def group_samples(records: Iterable[AttemptRecord]) -> list[Sample]:
     samples = []
     for (task_id, sample), attempts in sorted(by_sample.items()):
         finals = [attempts[a] for a in sorted(attempts) if attempts[a].final]
-        samples.append(Sample(task_id, sample, attempts.get(0), finals[-1] if finals else None, len(attempts)))
+        samples.append(SampleAttempts(task_id, sample, attempts.get(0), finals[-1] if finals else None, len(attempts)))
     return samples
 
 
 def is_scored(record: AttemptRecord | None) -> bool:
     """True when the record exists and its outcome counts for or against the model."""
-    return record is not None and record.outcome not in UNSCORED
+    return record is not None and record.outcome.scored
 
 
 def passed_at_level(record: AttemptRecord, level: str = "all") -> bool:
@@ -121,13 +120,13 @@ def passed_at_level(record: AttemptRecord, level: str = "all") -> bool:
     if level == COMPLIANT:
         return record.compliant
     suites = LEVELS[level]
-    if record.outcome == Outcome.PASSED.value or suites is None:
-        return record.outcome == Outcome.PASSED.value
+    if record.outcome is Outcome.PASSED or suites is None:
+        return record.outcome is Outcome.PASSED
     ran = [record.suites[s] for s in suites if s in record.suites]
     return bool(ran) and all(ran)
 
 
-def task_counts(samples: Sequence[Sample], stage: str, level: str = "all") -> dict[str, tuple[int, int]]:
+def task_counts(samples: Sequence[SampleAttempts], stage: str, level: str = "all") -> dict[str, tuple[int, int]]:
     """Per task: (n scored samples, c passing samples) for one stage and suite level."""
     counts: dict[str, list[int]] = {}
     for s in samples:
@@ -168,23 +167,23 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
-def _outcome_metrics(samples: Sequence[Sample], stage: str) -> dict[str, float]:
+def _outcome_metrics(samples: Sequence[SampleAttempts], stage: str) -> dict[str, float]:
     present = [s.record(stage) for s in samples if s.record(stage) is not None]
     counts = Counter(r.outcome for r in present)
     out: dict[str, float] = {}
-    for name in sorted(set(OUTCOMES) | set(counts)):
-        out[f"outcome_{stage}_{name}_count"] = float(counts.get(name, 0))
+    for outcome in sorted(Outcome):
+        out[f"outcome_{stage}_{outcome.value}_count"] = float(counts[outcome])
         if present:  # rates are over every sample with a record for the stage, unscored included
-            out[f"outcome_{stage}_{name}_rate"] = counts.get(name, 0) / len(present)
-    out[f"gate_rejections_{stage}"] = float(counts.get(Outcome.POLICY_REJECTED.value, 0))
+            out[f"outcome_{stage}_{outcome.value}_rate"] = counts[outcome] / len(present)
+    out[f"gate_rejections_{stage}"] = float(counts[Outcome.POLICY_REJECTED])
     out[f"gate_violations_reported_{stage}"] = float(sum(bool(r.violations) for r in present))
     out[f"extraction_changed_{stage}"] = float(sum(bool(r.extraction) for r in present))
-    out[f"test_failures_{stage}"] = float(counts.get(Outcome.FAILED.value, 0))
-    out[f"unscored_samples_{stage}"] = float(sum(counts.get(u, 0) for u in UNSCORED))
+    out[f"test_failures_{stage}"] = float(counts[Outcome.FAILED])
+    out[f"unscored_samples_{stage}"] = float(sum(counts[u] for u in UNSCORED))
     return out
 
 
-def _repair_metrics(samples: Sequence[Sample]) -> dict[str, float]:
+def _repair_metrics(samples: Sequence[SampleAttempts]) -> dict[str, float]:
     attempted = [
         s
         for s in samples
@@ -279,7 +278,7 @@ def scoring_notes(records: Sequence[AttemptRecord], ks: Sequence[int] = (1,)) ->
     for stage in STAGES:
         unscored = [s for s in samples if s.record(stage) is not None and not is_scored(s.record(stage))]
         if unscored:
-            kinds = Counter(s.record(stage).outcome for s in unscored)
+            kinds = Counter(s.record(stage).outcome.value for s in unscored)
             detail = ", ".join(f"{n} {o}" for o, n in sorted(kinds.items()))
             notes.append(f"{stage}: {len(unscored)} unscored sample(s) excluded from pass@k ({detail})")
         counts = task_counts(samples, stage)
@@ -308,9 +307,22 @@ def _mode(values: Iterable[str]) -> str:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[0][0]
 
 
-def task_table(records: Sequence[AttemptRecord]) -> list[dict]:
-    """One row per task: samples, scored and passing counts per stage, and typical outcomes."""
-    by_task: dict[str, list[Sample]] = defaultdict(list)
+def _breakdown(outcomes: list[str]) -> str:
+    """The one outcome, or each outcome with its count in sample order: `passed×2, failed×1`."""
+    if len(outcomes) == 1:
+        return outcomes[0]
+    return ", ".join(f"{o}×{n}" for o, n in Counter(outcomes).items())
+
+
+def task_table(records: Sequence[AttemptRecord], audit: dict[str, float] | None = None) -> list[dict]:
+    """One row per task, for the job summary, the MLflow `tasks.json` table and the report's heat map.
+
+    Per stage (first, repair): scored, passing and policy-compliant sample counts, the pass rate over
+    scored samples (None when none is scored), the typical outcome (`outcome_<stage>`, the most common)
+    and every outcome with its count (`outcomes_<stage>`). Also the attempts made, those of them that were
+    repairs, and the task's latest mutation-audit score from `audit` (None when not audited).
+    """
+    by_task: dict[str, list[SampleAttempts]] = defaultdict(list)
     for s in group_samples(records):
         by_task[s.task_id].append(s)
     rows = []
@@ -321,8 +333,12 @@ def task_table(records: Sequence[AttemptRecord]) -> list[dict]:
             scored = [r for r in recs if is_scored(r)]
             row[f"scored_{stage}"] = len(scored)
             row[f"passed_{stage}"] = sum(r.passed for r in scored)
+            row[f"compliant_{stage}"] = sum(r.compliant for r in scored)
             row[f"pass_rate_{stage}"] = row[f"passed_{stage}"] / len(scored) if scored else None
-            row[f"outcome_{stage}"] = _mode(r.outcome for r in recs)
+            row[f"outcome_{stage}"] = _mode(r.outcome.value for r in recs)
+            row[f"outcomes_{stage}"] = _breakdown([r.outcome.value for r in recs])
+        row["attempts"] = sum(s.attempts for s in samples)
         row["repair_attempts"] = sum(max(0, s.attempts - 1) for s in samples)
+        row["audit_score"] = (audit or {}).get(task_id)
         rows.append(row)
     return rows

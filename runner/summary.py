@@ -1,55 +1,14 @@
-"""The end-of-job summary: one row per task and a Markdown table a person can read."""
+"""The end-of-job summary: a Markdown table a person can read, from the per-task rows and the metrics."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 from runner.config import Config
-from runner.records import AttemptRecord
-from runner.scoring import UNSCORED, is_scored
-
-
-def task_rows(records: list[AttemptRecord], audit: dict[str, float] | None = None) -> list[dict]:
-    """Per task: samples, first-attempt and after-repair passes and scored counts, outcomes, attempts, audit score."""
-    by_task: dict[str, list[AttemptRecord]] = defaultdict(list)
-    for record in records:
-        by_task[record.task_id].append(record)
-    rows = []
-    for task_id in sorted(by_task):
-        recs = by_task[task_id]
-        firsts = [r for r in recs if r.attempt == 0]
-        finals = [r for r in recs if r.final]
-        rows.append(
-            {
-                "task_id": task_id,
-                "samples": len(finals),
-                "passed_first": sum(r.passed for r in firsts),
-                "passed_repair": sum(r.passed for r in finals),
-                "scored_first": sum(is_scored(r) for r in firsts),
-                "scored_repair": sum(is_scored(r) for r in finals),
-                "compliant_first": sum(r.compliant for r in firsts),
-                "compliant_repair": sum(r.compliant for r in finals),
-                "outcome_first": _outcomes(firsts),
-                "outcome_final": _outcomes(finals),
-                "attempts": len(recs),
-                "audit_score": (audit or {}).get(task_id),
-            }
-        )
-    return rows
-
-
-def _outcomes(records: list[AttemptRecord]) -> str:
-    counts: dict[str, int] = defaultdict(int)
-    for r in sorted(records, key=lambda r: r.sample):
-        counts[r.outcome] += 1
-    if len(records) == 1:
-        return records[0].outcome
-    return ", ".join(f"{k}×{v}" for k, v in counts.items())
+from runner.scoring import UNSCORED
 
 
 def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
-    """Markdown: per-task outcomes, then the totals first vs after repair with pass@1 and its CI,
-    functional and policy-compliant (passed with no gate violation) side by side.
+    """Markdown: per-task outcomes (`rows` from runner.scoring.task_table), then the totals first vs after
+    repair with pass@1 and its CI, functional and policy-compliant (passed with no gate violation) side by side.
 
     Pass counts are over scored samples only; the headline names the unscored ones (backend or harness
     errors) apart, as pass@1 excludes them.
@@ -63,8 +22,9 @@ def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
     for r in rows:
         audit = "" if r["audit_score"] is None else f"{r['audit_score']:.2f}"
         lines.append(
-            f"| {r['task_id']} | {r['outcome_first']} | {r['outcome_final']} | {r['passed_first']}/{r['scored_first']} "
-            f"| {r['passed_repair']}/{r['scored_repair']} | {r['attempts']} | {audit} |"
+            f"| {r['task_id']} | {r['outcomes_first']} | {r['outcomes_repair']} "
+            f"| {r['passed_first']}/{r['scored_first']} | {r['passed_repair']}/{r['scored_repair']} "
+            f"| {r['attempts']} | {audit} |"
         )
     first, final = sum(r["passed_first"] for r in rows), sum(r["passed_repair"] for r in rows)
     scored_first, scored_repair = sum(r["scored_first"] for r in rows), sum(r["scored_repair"] for r in rows)
@@ -74,7 +34,7 @@ def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
         f"(policy-compliant: {compliant_first}/{scored_first}, {compliant_repair}/{scored_repair}; "
         f"gate mode {cfg.gate.mode}).**"
     )
-    unscored = {u: int(metrics.get(f"outcome_repair_{u}_count", 0)) for u in sorted(UNSCORED)}
+    unscored = {u.value: int(metrics.get(f"outcome_repair_{u.value}_count", 0)) for u in sorted(UNSCORED)}
     if any(unscored.values()):
         counts = ", ".join(f"{k}×{v}" for k, v in unscored.items() if v)
         headline += f" Not scored: {sum(unscored.values())} sample(s) ({counts})."

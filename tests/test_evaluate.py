@@ -5,7 +5,7 @@ import json
 import pytest
 
 from runner.cli import UsageError
-from runner.evaluate import Sample, SampleError, main, read_samples, score, summary
+from runner.evaluate import InputSample, SampleError, main, read_samples, score, summary
 from runner.outcome import Outcome, SuiteResult, TestResult, Verdict
 from runner.tasks.importers import load_humaneval
 from runner.validation import ConfigError
@@ -47,7 +47,7 @@ def test_bad_lines_are_located(tmp_path):
 
 
 def test_pass_at_k_uses_the_unbiased_estimator_and_skips_unscored():
-    samples = [Sample(T0, i, "") for i in range(10)] + [Sample(T1, i, "") for i in range(11)]
+    samples = [InputSample(T0, i, "") for i in range(10)] + [InputSample(T1, i, "") for i in range(11)]
     outcomes = [Outcome.PASSED] * 3 + [Outcome.FAILED] * 7 + [Outcome.PASSED] * 10 + [Outcome.HARNESS_ERROR]
     verdicts = [Verdict(o) for o in outcomes]
     metrics = score(samples, verdicts)
@@ -66,7 +66,7 @@ def test_base_and_base_plus_follow_the_hidden_and_properties_suites():
         passed = hidden is properties is Outcome.PASSED
         return Verdict(Outcome.PASSED if passed else Outcome.FAILED, suites=suites)
 
-    samples = [Sample(T0, 0, ""), Sample(T1, 0, "")]
+    samples = [InputSample(T0, 0, ""), InputSample(T1, 0, "")]
     verdicts = [verdict(Outcome.PASSED, Outcome.FAILED), verdict(Outcome.PASSED, Outcome.PASSED)]
     metrics = score(samples, verdicts, ("base", "base_plus"))
     assert metrics["pass_at_1_first_base"] == 1.0 and metrics["pass_at_1_first_base_plus"] == 0.5

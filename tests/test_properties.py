@@ -63,12 +63,16 @@ def test_same_verdict_and_example_on_every_run(failing_run, tmp_path):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("E       Failing test case: test_f(\nE           x=5,\nE       )\n", "Failing test case: test_f(x=5)"),
+        ("E       Failing test case: test_f(\nE           x=5,\nE       )\n", "Falsifying example: test_f(x=5)"),
         ("Falsifying example: test_f(\n    xs=[1, 2],\n    n=0,\n)\n", "Falsifying example: test_f(xs=[1, 2], n=0)"),
         ("Falsifying example: test_f(x=0)\n", "Falsifying example: test_f(x=0)"),
         (
             "E   Failing test case: test_f(\nE       p=P(\nE           a=1,\nE       ),\nE   )\n",
-            "Failing test case: test_f(p=P( a=1, ))",
+            "Falsifying example: test_f(p=P(a=1))",
+        ),
+        (
+            "Falsifying example: test_f(\n    x=0,  # or any other generated value\n)\n",
+            "Falsifying example: test_f(x=0)",
         ),
         ("AssertionError: assert 1 == 2\n", None),
     ],

@@ -46,6 +46,9 @@ def test_two_servers_with_one_model_id_never_share_a_generation_and_a_rerun_coun
     try:
         first, first_metrics = _job(good, tmp_path, "good")
         second, second_metrics = _job(bad, tmp_path, "bad")
+        audit = [{"task_id": "is_palindrome", "score": 0.75}, {"task_id": "two_sum", "score": None}]
+        (tmp_path / "cache" / "audit").mkdir()  # the latest mutation audit, in the job's own cache_dir
+        (tmp_path / "cache" / "audit" / "latest-seed10.json").write_text(json.dumps(audit))
         again, again_metrics = _job(good, tmp_path, "again")
     finally:
         good.stop()
@@ -59,6 +62,9 @@ def test_two_servers_with_one_model_id_never_share_a_generation_and_a_rerun_coun
     assert len(good.chat_requests()) == 2
     assert again_metrics["generations_cached"] == len(again) == 2
     assert [r["response"] for r in again] == [GOOD, GOOD]
+    summary = (tmp_path / "again" / "summary.md").read_text()
+    assert "| is_palindrome | passed | passed | 1/1 | 1/1 | 1 | 0.75 |" in summary
+    assert "| two_sum | " in summary and "| 1 |  |" in summary
 
 
 def test_config_run_and_sweep_folders_are_made_unique():

@@ -156,3 +156,13 @@ def test_task_table_rows():
     assert rows["t2"]["outcome_first"] == "failed" and rows["t2"]["outcome_repair"] == "passed"
     assert rows["t2"]["repair_attempts"] == 1
     assert rows["t4"]["scored_first"] == 0 and rows["t4"]["pass_rate_first"] is None
+    assert rows["t2"]["attempts"] == 2 and rows["t2"]["compliant_repair"] == 1 and rows["t2"]["audit_score"] is None
+
+
+def test_task_table_breaks_outcomes_down_over_samples_and_carries_the_audit_score():
+    records = [rec("a", "passed", sample=0), rec("a", "failed", sample=1), rec("a", "failed", sample=2)]
+    records += [rec("a", "passed", sample=3, violations=[{"rule": "import", "line": 1, "message": "os"}])]
+    (row,) = task_table(records, audit={"a": 0.75, "other": 0.1})
+    assert row["outcomes_first"] == "passed×2, failed×2" and row["outcome_first"] == "failed"
+    assert row["passed_first"] == 2 and row["compliant_first"] == 1 and row["samples"] == 4
+    assert row["audit_score"] == 0.75

@@ -50,6 +50,7 @@ from runner.sandbox.protocol import (
     Start,
     SuiteDone,
 )
+from runner.suites.hypothesis_profile import falsifying_example
 from runner.suites.suite_module import guard_source
 
 MESSAGE_CHARS = 1500
@@ -66,33 +67,6 @@ def _leaf_exceptions(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for sub in exc.exceptions for leaf in _leaf_exceptions(sub)]
     return [exc]
-
-
-_EXAMPLE_HEADS = ("Falsifying example:", "Falsifying explicit example:", "Failing test case:")
-
-
-def falsifying_example(text: str) -> str | None:
-    """Hypothesis's shrunk example as one line, `Falsifying example: test_x(a=0, b=0)`, or None.
-
-    Hypothesis spreads the call over several lines and, depending on its version, heads it
-    "Falsifying example:" or "Failing test case:"; comments such as "# or any other generated
-    value" are dropped.
-    """
-    lines = text.splitlines()
-    for index, line in enumerate(lines):
-        head = next((h for h in _EXAMPLE_HEADS if h in line), None)
-        if head is None:
-            continue
-        parts = [line.split(head, 1)[1].strip()]
-        if parts[0].endswith("("):
-            for follow in lines[index + 1 :]:
-                part = follow.split("#", 1)[0].strip().lstrip("E").strip()
-                parts.append(part)
-                if part == ")":
-                    break
-        call = " ".join(p for p in parts if p).replace("( ", "(").replace(", )", ")").replace(" )", ")")
-        return f"Falsifying example: {call}"
-    return None
 
 
 def _message(excinfo: pytest.ExceptionInfo) -> str:
@@ -269,10 +243,11 @@ def _send_done(channel: Channel, code: int, integrity: Integrity, config: pytest
     channel.send(Done(code, integrity.check(config)[:20], load_failure()))
 
 
-def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, audit: bool = True) -> int:
+def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits) -> int:
     """Run one suite file with pytest in this process; reports go to `channel`. Returns pytest's code.
 
-    `audit=False` is for the worker's warm-up run (an audit hook can never be removed again).
+    For the worker's warm-up run on a trusted suite: no audit hook is installed (one can never be removed
+    again, and every forked child installs its own in `run_prepared`).
     """
     from runner.suites.hypothesis_profile import register_profile
 
@@ -282,8 +257,6 @@ def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits, a
     load_candidate_guard(test_dir)
     integrity = Integrity()
     collector = Collector(channel, candidate_path, integrity)
-    if audit:
-        _watch_candidate(channel, candidate_path, [test_path], integrity)
     basetemp = os.path.join(os.getcwd(), "pt")
     integrity.capture_modules()
     code = int(pytest.main(pytest_args(test_path, test_dir, ini_path, basetemp), plugins=[collector]))

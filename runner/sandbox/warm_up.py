@@ -144,7 +144,7 @@ def warm_up(limits: Limits) -> None:
                 channel = Channel(sink.fileno(), "warmup")
                 warm_limits = dataclasses.replace(limits, hypothesis_examples=WARMUP_EXAMPLES)
                 pytest_child.run_suite(os.path.join(test_dir, "test_w.py"), os.path.join(root, "pytest.ini"),
-                                       channel, warm_limits, audit=False)  # fmt: skip
+                                       channel, warm_limits)  # fmt: skip
             finally:
                 os.dup2(saved[0], 1)
                 os.dup2(saved[1], 2)

@@ -44,8 +44,15 @@ def _applied(session: SessionFacts) -> dict[str, bool]:
     return {}
 
 
-def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, limits: Limits, base: dict,
-            place: JobPlace, rewritten: dict[str, bytes] | None = None):  # fmt: skip
+def run_sandbox_job(
+    files: dict[str, str],
+    suites: tuple[tuple[str, str], ...],
+    slot,
+    limits: Limits,
+    base: dict,
+    place: JobPlace,
+    rewritten: dict[str, bytes] | None = None,
+):
     """Run a job's suites in order in one session. Returns (suite results, isolation in force, output, duration).
 
     If the candidate's code ran before every suite file was collected (a suite that imports it
@@ -154,7 +161,7 @@ def serve(requests, replies, limits: Limits) -> None:
             job_limits = limits
             if time_limit_s > max(limits.timeout_s, limits.cpu_s):
                 job_limits = dataclasses.replace(limits, timeout_s=time_limit_s, cpu_s=time_limit_s)
-            write_frame(replies, run_job(files, suites, slot, job_limits, base, place, rewritten))
+            write_frame(replies, run_sandbox_job(files, suites, slot, job_limits, base, place, rewritten))
     finally:
         place.remove()
 

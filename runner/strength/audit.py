@@ -261,9 +261,13 @@ def report_json(audits: Sequence[TaskAudit]) -> str:
     return json.dumps([a.to_dict() for a in audits], indent=2)
 
 
+def _latest_path(task_set_name: str, cache_dir: str) -> Path:
+    return Path(cache_dir) / "audit" / f"latest-{task_set_name}.json"
+
+
 def write_latest(audits: Sequence[TaskAudit], task_set_name: str, cache_dir: str = ".cache/runner") -> Path:
     """Record this audit as the latest one of `task_set_name`."""
-    path = Path(cache_dir) / "audit" / f"latest-{task_set_name}.json"
+    path = _latest_path(task_set_name, cache_dir)
     _write_atomic(path, report_json(audits))
     return path
 
@@ -273,7 +277,7 @@ def latest_audit_scores(task_set_name: str, cache_dir: str = ".cache/runner") ->
 
     Tasks whose audit failed or that have no mutants are left out.
     """
-    path = Path(cache_dir) / "audit" / f"latest-{task_set_name}.json"
+    path = _latest_path(task_set_name, cache_dir)
     if not path.exists():
         return {}
     return {e["task_id"]: e["score"] for e in json.loads(path.read_text()) if e.get("score") is not None}

@@ -10,7 +10,6 @@ scratch directory via the `conftest.py` that `conftest_source` renders.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 PROFILE_NAME = "runner"
@@ -62,35 +61,28 @@ def conftest_source(max_examples: int = 100) -> str:
     )
 
 
-_EXAMPLE_START = re.compile(r"(Falsifying (?:explicit )?example|Failing (?:test case|explicit example)): (.*)$")
-_TRACEBACK_PREFIX = re.compile(r"^E?\s*")
+_EXAMPLE_HEADS = ("Falsifying example:", "Falsifying explicit example:", "Failing test case:")
 
 
 def falsifying_example(text: str) -> str | None:
-    """The shrunk falsifying example from a failing property's output, as one line.
+    """Hypothesis's shrunk example as one line, `Falsifying example: test_x(a=0, b=0)`, or None.
 
-    Hypothesis prints the example as a call spread over several lines, possibly behind pytest's
-    `E   ` prefix: `Falsifying example: test_x(\\n    x=5,\\n)` in older hypothesis releases,
-    `Failing test case: test_x(...)` in newer ones (6.170 here). This returns the first one
-    joined into a line with hypothesis's own prefix, e.g. `Failing test case: test_x(x=5)`;
-    None when the text has no example.
+    Hypothesis spreads the call over several lines and, depending on its version, heads it
+    "Falsifying example:" or "Failing test case:"; comments such as "# or any other generated
+    value" are dropped.
     """
     lines = text.splitlines()
     for index, line in enumerate(lines):
-        match = _EXAMPLE_START.search(line)
-        if match is None:
+        head = next((h for h in _EXAMPLE_HEADS if h in line), None)
+        if head is None:
             continue
-        prefix, head = match.group(1), match.group(2).rstrip()
-        if not head.endswith("("):
-            return f"{prefix}: {head}"
-        column = match.start(1)
-        parts: list[str] = []
-        for follow in lines[index + 1 :]:
-            if follow.rstrip() == follow[:column] + ")" and follow[:column].strip() in ("", "E"):
-                break  # the call's closing parenthesis, aligned with the prefix
-            parts.append(_TRACEBACK_PREFIX.sub("", follow).strip())
-        else:
-            return f"{prefix}: {head}{' '.join(parts)}"
-        args = " ".join(parts).rstrip(",")
-        return f"{prefix}: {head}{args})"
+        parts = [line.split(head, 1)[1].strip()]
+        if parts[0].endswith("("):
+            for follow in lines[index + 1 :]:
+                part = follow.split("#", 1)[0].strip().lstrip("E").strip()
+                parts.append(part)
+                if part == ")":
+                    break
+        call = " ".join(p for p in parts if p).replace("( ", "(").replace(", )", ")").replace(" )", ")")
+        return f"Falsifying example: {call}"
     return None

@@ -220,22 +220,24 @@ def visible_suite(prompt: str, entry_point: str, wrong: frozenset[str] = frozens
     return "\n\n".join(tests)
 
 
-def _top_level_functions(code: str) -> list[str]:
+def _parse_quietly(code: str) -> ast.Module | None:
+    """The module's AST (None on a syntax error), without the warnings benchmark code raises."""
     try:
         with warnings.catch_warnings():  # benchmark code has e.g. invalid escape sequences
             warnings.simplefilter("ignore")
-            tree = ast.parse(code)
+            return ast.parse(code)
     except SyntaxError:
-        return []
-    return [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+        return None
+
+
+def _top_level_functions(code: str) -> list[str]:
+    tree = _parse_quietly(code)
+    return [] if tree is None else [n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
 
 
 def _signature(code: str, entry_point: str) -> str:
-    try:
-        with warnings.catch_warnings():  # benchmark code has e.g. invalid escape sequences
-            warnings.simplefilter("ignore")
-            tree = ast.parse(code)
-    except SyntaxError:
+    tree = _parse_quietly(code)
+    if tree is None:
         return ""
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name == entry_point:

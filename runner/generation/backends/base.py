@@ -88,16 +88,33 @@ class Backend(Protocol):
         ...
 
 
+def sampling_fields(options: GenerationOptions) -> dict[str, Any]:
+    """temperature and top_p, and the seed and stop sequences when set: named alike by every backend's API."""
+    fields: dict[str, Any] = {"temperature": options.temperature, "top_p": options.top_p}
+    if options.seed is not None:
+        fields["seed"] = options.seed
+    if options.stop:
+        fields["stop"] = list(options.stop)
+    return fields
+
+
+def chat_completion_generation(data: dict[str, Any], duration_s: float, server: str) -> Generation:
+    """The answer in an OpenAI-style chat completion; BackendError("error_body") when it holds no choice."""
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise BackendError("error_body", f"{server}'s answer has no choices: {str(data)[:300]}")
+    choice = choices[0]
+    usage = data.get("usage") or {}
+    return Generation(
+        text=str((choice.get("message") or {}).get("content") or ""),
+        finish_reason=str(choice.get("finish_reason") or "unknown"),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        duration_s=duration_s,
+        raw=data,
+    )
+
+
 def chat_completion_body(messages: list[dict[str, str]], options: GenerationOptions) -> dict[str, Any]:
     """The OpenAI-style chat-completion fields every OpenAI-compatible endpoint understands."""
-    body: dict[str, Any] = {
-        "messages": messages,
-        "max_tokens": options.num_predict,
-        "temperature": options.temperature,
-        "top_p": options.top_p,
-    }
-    if options.seed is not None:
-        body["seed"] = options.seed
-    if options.stop:
-        body["stop"] = list(options.stop)
-    return body
+    return {"messages": messages, "max_tokens": options.num_predict, **sampling_fields(options)}

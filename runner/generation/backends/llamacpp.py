@@ -21,7 +21,13 @@ from typing import Any
 import xllamacpp
 
 from runner.config import BackendConfig, ModelConfig
-from runner.generation.backends.base import BackendError, Generation, GenerationOptions, chat_completion_body
+from runner.generation.backends.base import (
+    BackendError,
+    Generation,
+    GenerationOptions,
+    chat_completion_body,
+    chat_completion_generation,
+)
 from runner.generation.backends.cpu import free_cores
 from runner.generation.backends.gguf import gguf_digest, resolve_gguf
 from runner.generation.backends.hf_hub import PREFIX as HUB_PREFIX
@@ -143,14 +149,4 @@ class LlamaCppBackend:
             code = err.get("code", 500) if isinstance(err, dict) else 500
             message = err.get("message", str(err)) if isinstance(err, dict) else str(err)
             raise status_error(int(code), message, what="llama.cpp chat completion")
-        choices = result.get("choices") or [{}]
-        choice = choices[0]
-        usage = result.get("usage") or {}
-        return Generation(
-            text=str((choice.get("message") or {}).get("content") or ""),
-            finish_reason=str(choice.get("finish_reason") or "unknown"),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            duration_s=duration,
-            raw=result,
-        )
+        return chat_completion_generation(result, duration, "llama.cpp")

@@ -10,7 +10,7 @@ from typing import Any
 import httpx
 
 from runner.config import BackendConfig, ModelConfig
-from runner.generation.backends.base import BackendError, Generation, GenerationOptions
+from runner.generation.backends.base import BackendError, Generation, GenerationOptions, sampling_fields
 from runner.generation.backends.http_errors import error_detail, json_body, status_error, transport_error
 from runner.generation.backends.retry import with_retries, within
 
@@ -45,16 +45,7 @@ class OllamaBackend:
 
         `options.think` / `options.keep_alive` win; when None, model.think / backend.keep_alive apply.
         """
-        opts: dict[str, Any] = {
-            "temperature": options.temperature,
-            "top_p": options.top_p,
-            "num_ctx": options.num_ctx,
-            "num_predict": options.num_predict,
-        }
-        if options.seed is not None:
-            opts["seed"] = options.seed
-        if options.stop:
-            opts["stop"] = list(options.stop)
+        opts = {**sampling_fields(options), "num_ctx": options.num_ctx, "num_predict": options.num_predict}
         body: dict[str, Any] = {"model": self.model_id, "messages": messages, "stream": True, "options": opts}
         think = options.think if options.think is not None else self.think
         if think is not None:

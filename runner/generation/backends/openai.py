@@ -12,7 +12,13 @@ from typing import Any
 import httpx
 
 from runner.config import BackendConfig, ModelConfig
-from runner.generation.backends.base import BackendError, Generation, GenerationOptions, chat_completion_body
+from runner.generation.backends.base import (
+    BackendError,
+    Generation,
+    GenerationOptions,
+    chat_completion_body,
+    chat_completion_generation,
+)
 from runner.generation.backends.http_errors import error_detail, json_body, status_error, transport_error
 from runner.generation.backends.retry import with_retries, within
 
@@ -74,21 +80,7 @@ class OpenAIBackend:
     async def _complete_once(self, body: dict[str, Any]) -> Generation:
         start = time.perf_counter()
         data = await self._request("POST", "/chat/completions", json=body)
-        duration = time.perf_counter() - start
-        choices = data.get("choices")
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise BackendError("error_body", f"the server's answer has no choices: {str(data)[:300]}")
-        choice = choices[0]
-        message = choice.get("message") or {}
-        usage = data.get("usage") or {}
-        return Generation(
-            text=str(message.get("content") or ""),
-            finish_reason=str(choice.get("finish_reason") or "unknown"),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            duration_s=duration,
-            raw=data,
-        )
+        return chat_completion_generation(data, time.perf_counter() - start, "the server")
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:

@@ -14,9 +14,10 @@ from typing import Any
 
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends.base import BackendError, Generation, GenerationOptions
+from runner.outcome import Outcome
 from runner.records import AttemptRecord, read_attempts
 
-NOT_ANSWERS = frozenset({"backend_error"})
+NOT_ANSWERS = frozenset({Outcome.BACKEND_ERROR})
 
 
 def replay_key(messages: list[dict[str, str]], seed: int | None) -> str:
