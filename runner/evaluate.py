@@ -36,7 +36,7 @@ from runner.judging.judge import judge, rewrite_suites_ahead
 from runner.outcome import Verdict
 from runner.progress import Progress
 from runner.records import AttemptRecord
-from runner.scoring import EVALPLUS_LEVELS, metric_key, summarize
+from runner.scoring import COMPLIANT, EVALPLUS_LEVELS, metric_key, summarize
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
@@ -155,7 +155,7 @@ def score(samples: list[Sample], verdicts: list[Verdict], levels: tuple[str, ...
     """runner.scoring's metrics of the verdicts: pass@k (k in PASS_AT_K, where every task has k scored
     samples) with bootstrap CIs, also at the extra suite `levels` (e.g. EvalPlus's base, base_plus)."""
     records = [_record(s, v) for s, v in zip(samples, verdicts, strict=True)]
-    return summarize(records, ks=PASS_AT_K, levels=("all", *levels))
+    return summarize(records, ks=PASS_AT_K, levels=("all", COMPLIANT, *levels))
 
 
 def _with_ci(metrics: dict[str, float], key: str) -> str:
@@ -200,11 +200,12 @@ def main(argv: list[str]) -> int:
 
     options, overrides = parse_args(argv, OPTIONS, "runner.evaluate", __doc__)
     suites = parse_suites(options.get("suites"))
+    # One composition where it can do (it costs 0.2 s, and the pool cannot start before it).
     cfg = compose_config(overrides)
-    if not any(o.startswith("gate=") for o in overrides) and cfg.task_set.gate:
+    if not any(o.startswith("gate=") for o in overrides) and cfg.task_set.gate not in ("", cfg.gate.name):
         cfg = compose_config(overrides := [*overrides, f"gate={cfg.task_set.gate}"])
     if not any(o.startswith("gate.mode=") for o in overrides):  # re-scoring reports violations by default
-        cfg = compose_config([*overrides, "gate.mode=report"])
+        cfg.gate.mode = "report"  # as the override `gate.mode=report` would set it
     cfg = typed_config(cfg)  # an unknown gate.mode, like any bad value, ends in one line
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while samples load
