@@ -54,7 +54,7 @@ def rewrite_suites_ahead(tasks, suites: tuple[str, ...] = SUITES, until=lambda: 
     does work the workers would otherwise do per job. Suites not reached are rewritten by the workers.
     """
     for task in tasks:
-        if until():
+        if until() or not compile_cache.ENABLED:
             return
         for suite in suites:
             if suite in task.suites:

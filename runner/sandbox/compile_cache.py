@@ -18,6 +18,9 @@ import importlib.util
 import marshal
 import types
 
+from runner.sandbox import internals
+
+ENABLED = internals.enabled("compile_cache")
 TRUSTED_MODULES = ("reference.py", "candidate_guard.py")
 """Files of a job, besides its suites, that the worker may compile: they come from the task and the harness."""
 _MAX_ENTRIES = 4096
@@ -48,7 +51,7 @@ def install() -> None:
     """Route pytest's assertion rewriting and the import system's compilation through the caches."""
     from _pytest.assertion import rewrite
 
-    if not _ORIGINALS:
+    if ENABLED and not _ORIGINALS:
         _ORIGINALS["rewrite"] = rewrite._rewrite_test
         _ORIGINALS["source_to_code"] = importlib.machinery.SourceFileLoader.source_to_code
         rewrite._rewrite_test = _cached_rewrite_test

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.outcome import Outcome, SuiteResult
+from runner.sandbox import internals
 from runner.sandbox.limits import Limits
 
 __all__ = ["Limits", "SandboxJob", "SandboxResult", "WorkerPool", "WorkerDied"]
@@ -90,8 +91,9 @@ def _worker_env() -> dict[str, str]:
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTHONPATH": _PACKAGE_ROOT,
     }
-    if "HOME" in os.environ:
-        env["HOME"] = os.environ["HOME"]
+    for name in ("HOME", internals.ENV):
+        if name in os.environ:
+            env[name] = os.environ[name]
     return env
 
 

@@ -391,6 +391,25 @@ def run_prepared(prepared: Prepared, test_paths: list[str], channel: Channel) ->
     return code
 
 
+def run_unprepared(test_paths: list[str], ini_path: str, channel: Channel, limits: Limits) -> int:
+    """In a forked child, `run_prepared` without a prepared session: `pytest.main` configures pytest here."""
+    from runner.suites.hypothesis_profile import register_profile
+
+    test_dir = os.path.dirname(test_paths[0])
+    candidate_path = os.path.join(test_dir, "candidate.py")
+    register_profile(limits.hypothesis_examples)
+    load_candidate_guard(test_dir)
+    integrity = Integrity()
+    collector = Collector(channel, candidate_path, integrity)
+    _watch_candidate(channel, candidate_path, test_paths, integrity)
+    integrity.capture_modules()
+    args = pytest_args(test_paths[0], test_dir, ini_path, os.path.join(os.getcwd(), "pt"))
+    args[1:1] = test_paths[1:]  # every suite file, in order
+    code = int(pytest.main(args, plugins=[collector]))
+    _send_done(channel, code, integrity, collector.config)
+    return code
+
+
 def scrub_imported(test_dir: str) -> None:
     """Forget modules loaded from `test_dir` (after the warm-up run in the long-lived worker)."""
     for name, module in list(sys.modules.items()):

@@ -22,7 +22,7 @@ import time
 import traceback
 
 from runner.outcome import Outcome, SuiteResult, TestResult
-from runner.sandbox import compile_cache, huge_pages, isolation
+from runner.sandbox import compile_cache, huge_pages, internals, isolation
 from runner.sandbox.job_place import JobPlace, write_readonly
 from runner.sandbox.limits import Limits
 from runner.sandbox.pool import read_frame, write_frame
@@ -63,7 +63,7 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
         for name, source in files.items():
             if name not in bad:
                 write_readonly(os.path.join(place.test_dir, name), source)
-        for name in compile_cache.TRUSTED_MODULES:
+        for name in compile_cache.TRUSTED_MODULES if compile_cache.ENABLED else ():
             if name in files and name not in bad:
                 try:
                     compile_cache.compile_trusted(os.path.join(place.test_dir, name), files[name].encode("utf-8"))
@@ -84,9 +84,10 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
                 results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"{test_file} serves two suites")
                 continue
             try:  # rewritten ahead by the pool, or here
-                code = (rewritten or {}).get(test_file) or compile_cache.rewrite_ahead(files[test_file])
-                test_path = os.path.join(place.test_dir, test_file)
-                compile_cache.install_rewritten(test_path, files[test_file].encode("utf-8"), code)
+                if compile_cache.ENABLED:
+                    code = (rewritten or {}).get(test_file) or compile_cache.rewrite_ahead(files[test_file])
+                    test_path = os.path.join(place.test_dir, test_file)
+                    compile_cache.install_rewritten(test_path, files[test_file].encode("utf-8"), code)
             except Exception:  # the child rewrites it itself and reports whatever goes wrong
                 pass
             runnable.append((suite, test_file, expected))
@@ -140,7 +141,8 @@ def serve(requests, replies, limits: Limits) -> None:
         isolation.isolate_network()
     place = JobPlace(slot, limits)
     gc.freeze()  # the warm heap is never collected again: pytest's gc.collect() calls stay cheap
-    huge_pages.collapse_heap()
+    if internals.enabled("huge_pages"):
+        huge_pages.collapse_heap()
     base = {"process_group_kill": subreaper, "output_cap": True}
     try:
         in_force = {**probe(limits, slot), **base}
