@@ -20,7 +20,7 @@ from runner.outcome import Outcome
 from runner.sandbox import compile_cache, protocol
 from runner.sandbox import pool as sandbox
 from runner.sandbox.isolation import sandbox_env
-from runner.sandbox.pool import Limits, SandboxJob, WorkerDied, WorkerPool
+from runner.sandbox.pool import EarlyZygote, Limits, SandboxJob, WorkerDied, WorkerPool
 from runner.sandbox.protocol import (
     Armed,
     Channel,
@@ -445,3 +445,31 @@ def test_a_pool_whose_workers_cannot_start_fails_at_once_and_cleanly(monkeypatch
     with pytest.raises(WorkerDied, match="exited"):
         lazy.run(simple_job("x = 1\n", "def test_a():\n    pass\n"))
     assert lazy._closed
+
+
+def test_an_early_zygote_forks_the_pool_it_is_handed_to():
+    with EarlyZygote() as early:
+        zygote = early.proc.pid
+        with WorkerPool(workers=2, limits=LIMITS, wait=False, zygote=early) as two:
+            result = two.run(simple_job("def f():\n    return 1\n", "from candidate import f\n\ndef test_f():\n"
+                                        "    assert f() == 1\n"))  # fmt: skip
+            assert result.suites["visible"].passed
+            pids = [w.wait_ready()["pid"] for w in two._all]
+            assert all(_parent_of(pid) == zygote for pid in pids)
+    for pid in [*pids, zygote]:
+        assert not os.path.exists(f"/proc/{pid}") or _state_of(pid) == "Z"
+
+
+def test_an_early_zygote_never_handed_to_a_pool_is_stopped():
+    early = EarlyZygote()
+    early.close()
+    assert early.proc.poll() is not None
+
+
+def test_a_pool_whose_early_zygote_died_fails_cleanly():
+    early = EarlyZygote()
+    early.proc.kill()
+    early.proc.wait()
+    lazy = WorkerPool(workers=2, limits=LIMITS, wait=False, zygote=early)
+    with pytest.raises(WorkerDied, match="exited"):
+        lazy.run(simple_job("x = 1\n", "def test_a():\n    pass\n"))

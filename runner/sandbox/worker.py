@@ -16,7 +16,9 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import pickle
 import re
+import socket
 import sys
 import time
 import traceback
@@ -30,6 +32,7 @@ from runner.sandbox.protocol import Isolation
 from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
 from runner.sandbox.verdict import expected_tests, verdict_for
 from runner.sandbox.warm_up import preload, probe, warm_up
+from runner.sandbox.zygote import MAX_WORKERS
 
 # ---------------------------------------------------------------- one job
 
@@ -165,14 +168,18 @@ def _warm_process() -> tuple:
     """Take over this process's stdin/stdout as the first request/reply streams, then read the limits."""
     requests = os.fdopen(os.dup(0), "rb")
     replies = os.fdopen(os.dup(1), "wb")
+    _settle_process()
+    limits: Limits = read_frame(requests)
+    return requests, replies, limits
+
+
+def _settle_process() -> None:
     os.dup2(2, 1)  # stray prints must never reach a reply stream
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     sys.path[:] = [p for p in sys.path if p not in ("", ".")]
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    limits: Limits = read_frame(requests)
-    return requests, replies, limits
 
 
 def main() -> None:
@@ -195,8 +202,24 @@ def zygote_main(pairs: list[tuple[int, int]]) -> None:
     """
     requests, replies, limits = _warm_process()
     preload()
+    _fork_workers(pairs, limits, [requests.fileno(), replies.fileno()])
+
+
+def early_zygote_main(socket_fd: int) -> None:
+    """`zygote_main` for a pool started before its size and limits were known (pool.EarlyZygote): import
+    everything first, then receive the limits and every worker's pair of pipe ends over the socket."""
+    _settle_process()
+    preload()
+    with socket.socket(fileno=socket_fd) as sock:
+        data, fds, _flags, _address = socket.recv_fds(sock, 1 << 16, 2 * MAX_WORKERS)
+    if not data:  # the pool was never started (bad input): nothing to do
+        os._exit(0)
+    _fork_workers(list(zip(fds[0::2], fds[1::2], strict=True)), pickle.loads(data), [])
+
+
+def _fork_workers(pairs: list[tuple[int, int]], limits: Limits, own: list[int]) -> None:
+    """Warm up, fork one worker per pair, wait for them all, exit. Never returns."""
     warm_up(limits)
-    own = [requests.fileno(), replies.fileno()]
     children = []
     for request_fd, reply_fd in pairs:
         sys.stdout.flush()
@@ -224,5 +247,7 @@ def zygote_main(pairs: list[tuple[int, int]]) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--zygote"]:
         zygote_main([tuple(int(fd) for fd in pair.split(",")) for pair in sys.argv[2:]])
+    elif sys.argv[1:2] == ["--early-zygote"]:
+        early_zygote_main(int(sys.argv[2]))
     else:
         main()
