@@ -24,7 +24,7 @@ import time
 import traceback
 
 from runner.outcome import Outcome, SuiteResult, TestResult
-from runner.sandbox import compile_cache, huge_pages, internals, isolation
+from runner.sandbox import compile_cache, isolation
 from runner.sandbox.job_place import JobPlace, write_readonly
 from runner.sandbox.limits import Limits
 from runner.sandbox.pool import read_frame, write_frame
@@ -144,8 +144,6 @@ def serve(requests, replies, limits: Limits) -> None:
         isolation.isolate_network()
     place = JobPlace(slot, limits)
     gc.freeze()  # the warm heap is never collected again: pytest's gc.collect() calls stay cheap
-    if internals.enabled("huge_pages"):
-        huge_pages.collapse_heap()
     base = {"process_group_kill": subreaper, "output_cap": True}
     try:
         in_force = {**probe(limits, slot), **base}
