@@ -34,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.cli import Option, boolean, compose_config, parse_args  # noqa: E402
 from runner.evaluate import evaluate_samples, read_samples  # noqa: E402
-from runner.judging.judge import rewrite_suites_ahead  # noqa: E402
 from runner.tasks.importers import humaneval_data_file, load_humaneval  # noqa: E402
 from runner.validation import typed_config  # noqa: E402
 
@@ -57,7 +56,6 @@ def run_ours(samples_file: Path, workers: int, gate_name: str, suites: tuple[str
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # as runner.evaluate does
         tasks = {t.id: t for t in load_humaneval()}
         samples = read_samples(samples_file, tasks)
-        rewrite_suites_ahead([tasks[s.task_id] for s in samples], suites, until=pool.warm)
         pool.wait_ready()
         warm = time.perf_counter() - start
         verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, threads=2 * workers, suites=suites)

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 from runner.cli import Option, UsageError, compose_config, parse_args
 from runner.config import GateConfig
-from runner.judging.judge import judge, rewrite_suites_ahead
+from runner.judging.judge import judge
 from runner.outcome import Verdict
 from runner.progress import Progress
 from runner.records import AttemptRecord
@@ -221,7 +221,6 @@ def main(argv: list[str]) -> int:
         samples = read_samples(options["samples"], tasks)
         print(f"task set {cfg.task_set.name}, gate {cfg.gate.name} ({cfg.gate.mode} mode), "
               f"suites {', '.join(suites)}, {workers} worker(s)", file=sys.stderr)  # fmt: skip
-        rewrite_suites_ahead({s.task_id: tasks[s.task_id] for s in samples}.values(), suites, until=pool.warm)
         progress = Progress(len(samples), "samples", enabled=cfg.progress)
         verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, lambda v: progress.advance(v.passed),
                                     suites)  # fmt: skip

@@ -24,16 +24,15 @@ def test_another_python_or_pytest_turns_the_speed_up_off_with_the_reason():
     assert internals.unsupported("dict_versions", python=(3, 14)) == (
         "it reads the object layouts of CPython 3.11, 3.12, 3.13, not 3.14"
     )
-    assert internals.unsupported("compile_cache", pytest_version="9.2.7") is None
-    for name in ("compile_cache", "prepared_session"):
-        reason = internals.unsupported(name, pytest_version="9.3.0")
-        assert reason == "it uses private functions of pytest 9.2, not 9.3.0"
+    assert internals.unsupported("prepared_session", pytest_version="9.2.7") is None
+    reason = internals.unsupported("prepared_session", pytest_version="9.3.0")
+    assert reason == "it uses private functions of pytest 9.2, not 9.3.0"
 
 
 def test_an_unsupported_speed_up_is_off_and_says_so(monkeypatch):
     monkeypatch.setattr(internals, "unsupported", lambda name: "because")
-    with pytest.warns(RuntimeWarning, match="sandbox speed-up compile_cache is off: because"):
-        assert internals.enabled("compile_cache") is False
+    with pytest.warns(RuntimeWarning, match="sandbox speed-up prepared_session is off: because"):
+        assert internals.enabled("prepared_session") is False
 
 
 def test_the_pins_match_the_versions_the_speed_ups_hold_for():
@@ -49,7 +48,7 @@ def test_an_unknown_switch_is_one_line():
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert done.returncode == 1
     assert done.stderr.strip() == (
-        f"{internals.ENV}: unknown name(s) ['typo']; choose from dict_versions, compile_cache, prepared_session"
+        f"{internals.ENV}: unknown name(s) ['typo']; choose from dict_versions, prepared_session"
     )
 
 

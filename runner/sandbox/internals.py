@@ -7,9 +7,6 @@ measured by bench/bench_internals.py), and each depends on versions pinned in py
 - `dict_versions` (Python 3.11-3.13): the forked child checks the guarded objects by reading dict
   version tags and function code pointers through ctypes (runner.sandbox.guarded_objects) instead of
   comparing every entry;
-- `compile_cache` (pytest 9.2): suites are assertion-rewritten ahead and trusted modules compiled in
-  the worker, served to the child through patched `_pytest.assertion.rewrite._rewrite_test` and
-  `SourceFileLoader.source_to_code` (runner.sandbox.compile_cache);
 - `prepared_session` (pytest 9.2): pytest is configured once in the worker through
   `_pytest.config._prepareconfig` and `Config._do_configure`, and the child runs `_pytest.main._main`
   (runner.sandbox.pytest_child.prepare_session); without it each child runs `pytest.main` itself.
@@ -28,11 +25,11 @@ import sys
 import warnings
 
 ENV = "RUNNER_BENCH_OFF"
-NAMES = ("dict_versions", "compile_cache", "prepared_session")
+NAMES = ("dict_versions", "prepared_session")
 PYTHON_VERSIONS = ((3, 11), (3, 12), (3, 13))
 """The CPython versions whose object layout `dict_versions` was tested on (requires-python matches)."""
 PYTEST_SERIES = "9.2"
-"""The pytest series whose private functions `compile_cache` and `prepared_session` use (pinned)."""
+"""The pytest series whose private functions `prepared_session` uses (pinned in pyproject.toml)."""
 OFF = frozenset(name.strip() for name in os.environ.get(ENV, "").split(",") if name.strip())
 if OFF - set(NAMES):
     raise SystemExit(f"{ENV}: unknown name(s) {sorted(OFF - set(NAMES))}; choose from {', '.join(NAMES)}")

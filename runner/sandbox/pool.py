@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from runner.outcome import Outcome, SuiteResult
 from runner.sandbox.limits import Limits
@@ -42,8 +42,6 @@ class SandboxJob:
 
     files: dict[str, str | bytes]
     suites: tuple[tuple[str, str], ...]
-    rewritten: dict[str, bytes] = field(default_factory=dict)
-    """Suite files' code, assertion-rewritten ahead by the pool's process (compile_cache.rewrite_ahead)."""
     time_limit_s: float = 0.0
     """Wall and CPU seconds per suite for this job, when more than the pool's limits (a slow reference)."""
 
@@ -197,7 +195,7 @@ class _Worker:
         self.wait_ready()
         try:
             suites = tuple(tuple(s) for s in job.suites)
-            write_frame(self.requests, (dict(job.files), suites, dict(job.rewritten), job.time_limit_s))
+            write_frame(self.requests, (dict(job.files), suites, job.time_limit_s))
         except (BrokenPipeError, OSError) as err:
             raise WorkerDied(f"worker is gone: {err}") from err
         # Generous upper bound: every suite may run to its timeout (in one session, or one session each

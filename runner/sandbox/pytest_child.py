@@ -33,7 +33,6 @@ import types
 
 import pytest
 
-from runner.sandbox import compile_cache
 from runner.sandbox.audit_hook import install_audit_hook
 from runner.sandbox.guarded_objects import GuardedObjects, snapshot_entries
 from runner.sandbox.integrity import GUARDED_MODULES, Integrity, load_failure
@@ -316,7 +315,6 @@ def prepare_session(test_dir: str, ini_path: str, scratch: str, limits: Limits) 
     from runner.suites.hypothesis_profile import register_profile
 
     register_profile(limits.hypothesis_examples)
-    compile_cache.install()
     collector = Collector(None, os.path.join(test_dir, "candidate.py"), None)
     cwd = os.getcwd()
     os.chdir(scratch)

@@ -24,7 +24,7 @@ import time
 import traceback
 
 from runner.outcome import Outcome, SuiteResult, TestResult
-from runner.sandbox import compile_cache, isolation
+from runner.sandbox import isolation
 from runner.sandbox.job_place import JobPlace, write_readonly
 from runner.sandbox.limits import Limits
 from runner.sandbox.pool import read_frame, write_frame
@@ -48,7 +48,7 @@ def _applied(session: SessionFacts) -> dict[str, bool]:
 
 
 def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, limits: Limits, base: dict,
-            place: JobPlace, rewritten: dict[str, bytes] | None = None):  # fmt: skip
+            place: JobPlace):  # fmt: skip
     """Run a job's suites in order in one session. Returns (suite results, isolation in force, output, duration).
 
     If the candidate's code ran before every suite file was collected (a suite that imports it
@@ -66,12 +66,6 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
         for name, source in files.items():
             if name not in bad:
                 write_readonly(os.path.join(place.test_dir, name), source)
-        for name in compile_cache.TRUSTED_MODULES if compile_cache.ENABLED else ():
-            if name in files and name not in bad:
-                try:
-                    compile_cache.compile_trusted(os.path.join(place.test_dir, name), files[name].encode("utf-8"))
-                except Exception:  # the child compiles it itself and reports whatever goes wrong
-                    pass
         runnable: list[tuple[str, str, list[str]]] = []
         for suite, test_file in suites:
             if bad or test_file not in files:
@@ -86,13 +80,6 @@ def run_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, li
             if any(test_file == other for _, other, _ in runnable):
                 results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"{test_file} serves two suites")
                 continue
-            try:  # rewritten ahead by the pool, or here
-                if compile_cache.ENABLED:
-                    code = (rewritten or {}).get(test_file) or compile_cache.rewrite_ahead(files[test_file])
-                    test_path = os.path.join(place.test_dir, test_file)
-                    compile_cache.install_rewritten(test_path, files[test_file].encode("utf-8"), code)
-            except Exception:  # the child rewrites it itself and reports whatever goes wrong
-                pass
             runnable.append((suite, test_file, expected))
         groups = [runnable] if runnable else []
         while groups:
@@ -153,11 +140,11 @@ def serve(requests, replies, limits: Limits) -> None:
             job = read_frame(requests)
             if job is None:
                 return
-            files, suites, rewritten, time_limit_s = job
+            files, suites, time_limit_s = job
             job_limits = limits
             if time_limit_s > max(limits.timeout_s, limits.cpu_s):
                 job_limits = dataclasses.replace(limits, timeout_s=time_limit_s, cpu_s=time_limit_s)
-            write_frame(replies, run_job(files, suites, slot, job_limits, base, place, rewritten))
+            write_frame(replies, run_job(files, suites, slot, job_limits, base, place))
     finally:
         place.remove()
 
