@@ -172,7 +172,9 @@ def summary(samples: list[Sample], verdicts: list[Verdict], levels: tuple[str, .
     for k in PASS_AT_K:
         if metrics.get(metric_key(k, "first") + "_tasks") == scored_tasks:
             lines.append(f"  {'pass@' + str(k):<20} {_with_ci(metrics, metric_key(k, 'first'))}")
-            lines.append(f"  {'  policy-compliant':<20} {_with_ci(metrics, metric_key(k, 'first', 'compliant'))}")
+            lines.append(
+                f"  {'policy-compliant pass@' + str(k):<20} {_with_ci(metrics, metric_key(k, 'first', COMPLIANT))}"
+            )
     lines += [f"  {LEVEL_NAMES[level] + ' pass@1':<20} {_with_ci(metrics, metric_key(1, 'first', level))}"
               for level in levels if metric_key(1, "first", level) in metrics]  # fmt: skip
     violating = sum(bool(v.violations) for v in verdicts)

@@ -8,6 +8,7 @@ from runner.cli import UsageError
 from runner.evaluate import Sample, SampleError, main, read_samples, score, summary
 from runner.outcome import Outcome, SuiteResult, TestResult, Verdict
 from runner.tasks.importers import load_humaneval
+from runner.validation import ConfigError
 
 TASKS = {t.id: t for t in load_humaneval()[:3]}
 T0, T1 = "HumanEval/0", "HumanEval/1"
@@ -102,7 +103,7 @@ def test_cli_scores_both_formats_in_input_order(tmp_path, capsys):
     assert failing and failing[0].name == "test_check" and failing[0].status == "failed"
     assert {t["status"] for t in lines[2]["tests"]["visible"]} == {"passed"}
     printed = capsys.readouterr().out
-    assert "pass@1                0.8333   policy-compliant pass@1 0.6667" in printed
+    assert "pass@1               0.8333 (95% CI" in printed and "policy-compliant pass@1 0.6667 (95% CI" in printed
     # enforce mode: the violation is the outcome and the code never runs
     assert main([*args, "gate.mode=enforce"]) == 0
     enforced = json.loads(out.read_text().splitlines()[3])
@@ -129,5 +130,5 @@ def test_suites_option_runs_only_the_requested_suites(tmp_path):
 def test_unknown_gate_mode_is_one_line(tmp_path):
     samples = write(tmp_path / "s.jsonl", [{"task_id": T0, "completion": "    return True\n"}])
     args = [f"samples={samples}", f"out={tmp_path / 'o.jsonl'}", "task_set=humaneval", "gate.mode=warn"]
-    with pytest.raises(SystemExit, match=r"^error: gate.mode='warn' is not a gate mode; use one of enforce, report$"):
+    with pytest.raises(ConfigError, match=r"^gate.mode='warn' is not allowed; it must be one of enforce, report$"):
         main(args)

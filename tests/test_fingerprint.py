@@ -11,7 +11,7 @@ import runner.fingerprint as fingerprint
 from runner.cache import Cache
 from runner.experiment import verdict_key
 from runner.tasks.model import Task
-from tests.conftest import compose_config
+from tests.conftest import typed_test_config
 
 PACKAGE = Path(fingerprint.__file__).resolve().parent
 TASK = Task(id="add", entry_point="add", prompt="Add.", reference="def add(a, b):\n    return a + b\n",
@@ -38,14 +38,14 @@ def test_an_edited_judging_source_makes_the_cached_verdict_unreachable(harness_c
     cache.put("verdict", before, {"outcome": "passed"})
     assert cache.get("verdict", before) is not None
 
-    _edit(harness_copy / "execution" / "judge.py")
+    _edit(harness_copy / "judging" / "judge.py")
     after = verdict_key(TASK, "def add(a, b):\n    return a + b\n", {}, {})
     assert after != before and cache.get("verdict", after) is None
 
 
 def test_every_verdict_relevant_source_counts_and_reporting_does_not(harness_copy):
     sources = {str(p.relative_to(harness_copy)) for p in fingerprint.harness_sources(harness_copy)}
-    assert {"execution/judge.py", "tasks/importers.py", "strength/hypothesis_profile.py", "cache.py"} <= sources
+    assert {"judging/judge.py", "tasks/importers.py", "suites/hypothesis_profile.py", "cache.py"} <= sources
     first = fingerprint.harness_fingerprint()
     _edit(harness_copy / "report.py")
     assert fingerprint.harness_fingerprint() == first
@@ -65,11 +65,11 @@ def test_the_gold_check_runs_again_after_a_harness_change(harness_copy, tmp_path
     from runner.sandbox.limits import Limits
 
     runs = []  # the gold check itself is tested in test_gold.py; here only whether its cached rows are reused
-    monkeypatch.setattr(runner.gold, "gold_check", lambda tasks, pool: runs.append(len(tasks)) or [])
-    cfg, cache = compose_config(["gold.enabled=true"]), Cache(tmp_path / "cache")
+    monkeypatch.setattr(runner.gold, "gold_check", lambda tasks, pool, gate: runs.append(len(tasks)) or [])
+    cfg, cache = typed_test_config(["gold.enabled=true"]), Cache(tmp_path / "cache")
     for _ in range(2):
         job._gold_gate(cfg, [TASK], None, Limits(), cache, tmp_path)
     assert runs == [1]
-    _edit(harness_copy / "execution" / "sandbox.py")
+    _edit(harness_copy / "sandbox" / "pool.py")
     job._gold_gate(cfg, [TASK], None, Limits(), cache, tmp_path)
     assert runs == [1, 1]

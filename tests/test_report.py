@@ -141,12 +141,12 @@ def test_output_goes_to_the_folder_given_never_the_current_directory(sweep, tmp_
 
 def test_extra_pass_at_k_metrics_from_summary_json_are_shown(sweep):
     job = sweep / "0_alpha_s1"
-    extra = {"pass_at_1_repair_compliant": 0.7, "pass_at_1_repair_compliant_ci_low": 0.4,
-             "pass_at_1_repair_compliant_ci_high": 0.9, "a_new_note": "text is ignored"}  # fmt: skip
+    extra = {"pass_at_1_repair_base": 0.7, "pass_at_1_repair_base_ci_low": 0.4,
+             "pass_at_1_repair_base_ci_high": 0.9, "a_new_note": "text is ignored"}  # fmt: skip
     (job / "summary.json").write_text(json.dumps(extra))
     text = make_report(sorted(sweep.glob("*_s1")), sweep / "out").read_text()
     table = text.split("## Every pass@k metric per run")[1].split("##")[0]
-    assert "pass@1 repair_compliant" in table
+    assert "pass@1 repair_base" in table
     row = next(line for line in table.splitlines() if line.startswith("| alpha"))
     assert "70.0 [40.0, 90.0]" in row and "80.0 [" in row
     assert "n/a" in next(line for line in table.splitlines() if line.startswith("| beta"))

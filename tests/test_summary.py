@@ -12,7 +12,8 @@ def test_headline_counts_only_scored_samples_and_names_the_unscored():
     table = summary_table(compose_config([]), summarize(records, resamples=20), task_rows(records))
     headline = next(line for line in table.splitlines() if line.startswith("**Passed"))
     assert headline == (
-        "**Passed: 1/2 first attempt, 1/2 after repair.** Not scored: 3 sample(s) (backend_error×2, harness_error×1)."
+        "**Passed: 1/2 first attempt, 1/2 after repair (policy-compliant: 1/2, 1/2; gate mode enforce).** "
+        "Not scored: 3 sample(s) (backend_error×2, harness_error×1)."
     )
     assert "| c | backend_error | backend_error | 0/0 | 0/0 |" in table
 
@@ -20,4 +21,5 @@ def test_headline_counts_only_scored_samples_and_names_the_unscored():
 def test_headline_without_unscored_samples_says_nothing_more():
     records = [rec("a", "passed"), rec("b", "failed")]
     table = summary_table(compose_config([]), summarize(records, resamples=20), task_rows(records))
-    assert "**Passed: 1/2 first attempt, 1/2 after repair.**" in table.splitlines()
+    headline = "**Passed: 1/2 first attempt, 1/2 after repair (policy-compliant: 1/2, 1/2; gate mode enforce).**"
+    assert headline in table.splitlines()
