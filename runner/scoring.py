@@ -16,8 +16,6 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
 from runner.outcome import Outcome
 from runner.records import AttemptRecord
 
@@ -64,6 +62,8 @@ def pass_at_k(n: int, c: int, k: int) -> float:
         raise ValueError(f"pass_at_k: k={k} exceeds the n={n} samples; pass@{k} is undefined here")
     if n - c < k:
         return 1.0
+    import numpy as np
+
     return float(1.0 - np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 
 
@@ -148,6 +148,8 @@ def bootstrap_ci(
     per_task_values: Sequence[float], level: float = 0.95, resamples: int = 2000, seed: int = 0
 ) -> tuple[float, float]:
     """Percentile bootstrap CI of the mean over tasks: resample tasks with replacement, seeded."""
+    import numpy as np
+
     values = np.asarray(per_task_values, dtype=float)
     if values.size == 0:
         raise ValueError("bootstrap_ci needs at least one per-task value")
@@ -201,6 +203,8 @@ def _repair_metrics(samples: Sequence[SampleAttempts]) -> dict[str, float]:
 
 
 def _generation_metrics(records: Sequence[AttemptRecord]) -> dict[str, float]:
+    import numpy as np
+
     if not records:
         return {}
     return {
@@ -234,6 +238,8 @@ def summarize(
     per-outcome counts and rates per stage, repair success,
     gate rejections apart from test failures, unscored/incomplete samples, and generation means.
     """
+    import numpy as np
+
     records = list(records)
     samples = group_samples(records)
     metrics: dict[str, float] = {

@@ -13,14 +13,13 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
-from _pytest.assertion import rewrite
 
 from runner.config import SandboxConfig
 from runner.outcome import Outcome
-from runner.sandbox import compile_cache, protocol
 from runner.sandbox import pool as sandbox
+from runner.sandbox import protocol
 from runner.sandbox.isolation import sandbox_env
-from runner.sandbox.pool import Limits, SandboxJob, WorkerDied, WorkerPool
+from runner.sandbox.pool import EarlyZygote, Limits, SandboxJob, WorkerDied, WorkerPool
 from runner.sandbox.protocol import (
     Armed,
     Channel,
@@ -375,27 +374,7 @@ def test_one_session_maps_each_test_to_its_suite(pool):
     assert result.suites["b"].passed and [t.name for t in result.suites["b"].tests] == ["test_one"]
 
 
-# ------------------------------------------------------------------ suites rewritten ahead, the zygote
-
-
-def test_a_suite_rewritten_ahead_reports_like_one_rewritten_by_the_worker(pool):
-    suite = "from candidate import f\ndef test_a():\n    assert f() == 2\n"
-    plain = simple_job("def f():\n    return 1\n", suite)
-    ahead = SandboxJob(plain.files, plain.suites, {"test_visible.py": compile_cache.rewrite_ahead(suite)})
-    messages = [pool.run(job).suites["visible"].tests[0].message for job in (plain, ahead)]
-    assert messages[0] == messages[1] and "where 1 = f()" in messages[0]
-
-
-def test_code_rewritten_ahead_is_installed_under_the_suite_path(tmp_path):
-    suite = "def helper():\n    return 1\n\ndef test_a():\n    assert helper() == 1\n"
-    path = tmp_path / "test_x.py"
-    path.write_text(suite)
-    compile_cache.install_rewritten(str(path), path.read_bytes(), compile_cache.rewrite_ahead(suite))
-    code = compile_cache._REWRITTEN[(str(path), path.read_bytes())][1]
-    nested = [c for c in code.co_consts if hasattr(c, "co_filename")]
-    assert code.co_filename == str(path) and nested and all(c.co_filename == str(path) for c in nested)
-    _hash, by_pytest = rewrite._rewrite_test(path, None)  # pytest's own rewriting of the same file
-    assert code == by_pytest  # code objects compare their instructions, constants, names and locations
+# ------------------------------------------------------------------ the zygote
 
 
 def test_the_zygote_forks_every_worker_and_nothing_outlives_the_pool():
@@ -445,3 +424,31 @@ def test_a_pool_whose_workers_cannot_start_fails_at_once_and_cleanly(monkeypatch
     with pytest.raises(WorkerDied, match="exited"):
         lazy.run(simple_job("x = 1\n", "def test_a():\n    pass\n"))
     assert lazy._closed
+
+
+def test_an_early_zygote_forks_the_pool_it_is_handed_to():
+    with EarlyZygote() as early:
+        zygote = early.proc.pid
+        with WorkerPool(workers=2, limits=LIMITS, wait=False, zygote=early) as two:
+            result = two.run(simple_job("def f():\n    return 1\n", "from candidate import f\n\ndef test_f():\n"
+                                        "    assert f() == 1\n"))  # fmt: skip
+            assert result.suites["visible"].passed
+            pids = [w.wait_ready()["pid"] for w in two._all]
+            assert all(_parent_of(pid) == zygote for pid in pids)
+    for pid in [*pids, zygote]:
+        assert not os.path.exists(f"/proc/{pid}") or _state_of(pid) == "Z"
+
+
+def test_an_early_zygote_never_handed_to_a_pool_is_stopped():
+    early = EarlyZygote()
+    early.close()
+    assert early.proc.poll() is not None
+
+
+def test_a_pool_whose_early_zygote_died_fails_cleanly():
+    early = EarlyZygote()
+    early.proc.kill()
+    early.proc.wait()
+    lazy = WorkerPool(workers=2, limits=LIMITS, wait=False, zygote=early)
+    with pytest.raises(WorkerDied, match="exited"):
+        lazy.run(simple_job("x = 1\n", "def test_a():\n    pass\n"))

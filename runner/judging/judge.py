@@ -9,14 +9,12 @@ visible suite and the syntax / gate / signature messages alone, never from hidde
 from __future__ import annotations
 
 import ast
-import contextlib
 from typing import TYPE_CHECKING
 
 from runner.config import GateConfig
 from runner.judging.gate import check_gate, gate_violations, reports_only
 from runner.judging.signature import check_signature
 from runner.outcome import Outcome, SuiteResult, Verdict
-from runner.sandbox import compile_cache
 from runner.suites.suite_module import build_suite_module, guard_source, suite_file_name
 from runner.tasks.model import SUITES, Task
 
@@ -35,31 +33,13 @@ def build_job(task: Task, code: str, suites: tuple[str, ...] = SUITES) -> Sandbo
     from runner.sandbox.pool import SandboxJob
 
     files = {**task.files, "candidate.py": code, "reference.py": task.reference, "candidate_guard.py": guard_source()}
-    order, rewritten = [], {}
+    order = []
     for suite in suites:
         if suite in task.suites:
             name = suite_file_name(suite)
             files[name] = build_suite_module(task, suite)
             order.append((suite, name))
-            code = compile_cache.rewritten_ahead(files[name])
-            if code is not None:
-                rewritten[name] = code
-    return SandboxJob(files=files, suites=tuple(order), rewritten=rewritten, time_limit_s=task.time_limit_s)
-
-
-def rewrite_suites_ahead(tasks, suites: tuple[str, ...] = SUITES, until=lambda: False) -> None:
-    """Assertion-rewrite the tasks' suites in this process (cached), in order, until `until()` is true.
-
-    Meant for the time the sandbox workers warm up (`until=pool.warm`): a core the warm-up leaves idle
-    does work the workers would otherwise do per job. Suites not reached are rewritten by the workers.
-    """
-    for task in tasks:
-        if until():
-            return
-        for suite in suites:
-            if suite in task.suites:
-                with contextlib.suppress(Exception):
-                    compile_cache.rewrite_ahead(build_suite_module(task, suite))
+    return SandboxJob(files=files, suites=tuple(order), time_limit_s=task.time_limit_s)
 
 
 def _clip(text: str, limit: int = _MESSAGE_CHARS) -> str:

@@ -23,6 +23,8 @@ import operator
 import sys
 import types
 
+from runner.sandbox import internals
+
 _WRAPPERS = (classmethod, staticmethod, property)
 _GUARDED_TYPES = (types.FunctionType, types.BuiltinFunctionType, type)
 _WORD = 8
@@ -104,7 +106,7 @@ def _probe_layout() -> tuple[int, int] | None:
     return version_offset, code_offset
 
 
-_LAYOUT = _probe_layout()
+_LAYOUT = _probe_layout() if internals.enabled("dict_versions") else None
 
 
 class _Words:

@@ -6,7 +6,7 @@ import os
 import shutil
 import tempfile
 
-from runner.sandbox import isolation, pytest_child
+from runner.sandbox import internals, isolation, pytest_child
 from runner.sandbox.limits import Limits
 
 
@@ -30,7 +30,9 @@ class JobPlace:
         os.mkdir(self.test_dir, 0o755)
         write_readonly(self.ini_path, "[pytest]\n")
         self.fresh_scratch(slot, limits)
-        self.prepared = pytest_child.prepare_session(self.test_dir, self.ini_path, self.scratch, limits)
+        self.prepared = None
+        if internals.enabled("prepared_session"):
+            self.prepared = pytest_child.prepare_session(self.test_dir, self.ini_path, self.scratch, limits)
 
     def clear(self) -> None:
         """Remove every job file and the working directory's contents."""

@@ -21,16 +21,15 @@ import sys
 import threading
 import time
 import weakref
-from dataclasses import dataclass, field
-from pathlib import Path
+from dataclasses import dataclass
 
 from runner.outcome import Outcome, SuiteResult
 from runner.sandbox.limits import Limits
+from runner.sandbox.zygote import MAX_WORKERS, EarlyZygote, worker_env
 
-__all__ = ["Limits", "SandboxJob", "SandboxResult", "WorkerPool", "WorkerDied"]
+__all__ = ["EarlyZygote", "Limits", "SandboxJob", "SandboxResult", "WorkerPool", "WorkerDied"]
 
 _STARTUP_TIMEOUT_S = 120.0
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 @dataclass(frozen=True)
@@ -43,8 +42,6 @@ class SandboxJob:
 
     files: dict[str, str | bytes]
     suites: tuple[tuple[str, str], ...]
-    rewritten: dict[str, bytes] = field(default_factory=dict)
-    """Suite files' code, assertion-rewritten ahead by the pool's process (compile_cache.rewrite_ahead)."""
     time_limit_s: float = 0.0
     """Wall and CPU seconds per suite for this job, when more than the pool's limits (a slow reference)."""
 
@@ -77,22 +74,6 @@ def write_frame(stream, value: object) -> None:
 
 class WorkerDied(RuntimeError):
     """A worker process ended or stopped answering."""
-
-
-def _worker_env() -> dict[str, str]:
-    # The worker is trusted but still gets no secrets; PYTHONHASHSEED fixes set/dict-of-str order
-    # in every forked child (the variable cannot change the seed of an already running interpreter).
-    env = {
-        "PATH": "/usr/local/bin:/usr/bin:/bin",
-        "LANG": "C.UTF-8",
-        "PYTHONHASHSEED": "0",
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
-        "PYTHONPATH": _PACKAGE_ROOT,
-    }
-    if "HOME" in os.environ:
-        env["HOME"] = os.environ["HOME"]
-    return env
 
 
 class _ForkedProcess:
@@ -161,7 +142,7 @@ class _Worker:
                 [sys.executable, "-P", "-m", "runner.sandbox.worker"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                env=_worker_env(),
+                env=worker_env(),
                 cwd="/",
             )
             self.requests, self.replies = self.proc.stdin, self.proc.stdout
@@ -214,7 +195,7 @@ class _Worker:
         self.wait_ready()
         try:
             suites = tuple(tuple(s) for s in job.suites)
-            write_frame(self.requests, (dict(job.files), suites, dict(job.rewritten), job.time_limit_s))
+            write_frame(self.requests, (dict(job.files), suites, job.time_limit_s))
         except (BrokenPipeError, OSError) as err:
             raise WorkerDied(f"worker is gone: {err}") from err
         # Generous upper bound: every suite may run to its timeout (in one session, or one session each
@@ -241,19 +222,29 @@ class _Worker:
             self.proc.release()
 
 
-def _start_zygote(limits: Limits, count: int) -> tuple[subprocess.Popen, list[_Worker]]:
+def _start_zygote(limits: Limits, count: int, early: EarlyZygote | None) -> tuple[subprocess.Popen, list[_Worker]]:
     """One warm-up process that forks `count` workers, each talking to the pool over its own two pipes."""
+    if count > MAX_WORKERS:
+        raise ValueError(f"at most {MAX_WORKERS} workers")
     ours, theirs = [], []
     for _ in range(count):
         request_r, request_w = os.pipe()
         reply_r, reply_w = os.pipe()
         ours.append((request_w, reply_r))
         theirs.append((request_r, reply_w))
+    if early is not None:
+        try:
+            return early.start(limits, [fd for pair in theirs for fd in pair]), [
+                _Worker(limits, pipes, early.proc) for pipes in ours
+            ]
+        finally:
+            for fd in [fd for pair in theirs for fd in pair]:
+                os.close(fd)
     try:
         zygote = subprocess.Popen(
             [sys.executable, "-P", "-m", "runner.sandbox.worker", "--zygote", *(f"{r},{w}" for r, w in theirs)],
             stdin=subprocess.PIPE,
-            env=_worker_env(),
+            env=worker_env(),
             cwd="/",
             pass_fds=[fd for pair in theirs for fd in pair],
             start_new_session=True,  # a process group of its own: stopping it before the workers say hello
@@ -301,18 +292,19 @@ class WorkerPool:
     otherwise reported as HARNESS_ERROR for every suite.
     """
 
-    def __init__(self, workers: int = 2, limits: Limits = Limits(), wait: bool = True) -> None:  # noqa: B008
+    def __init__(self, workers: int = 2, limits: Limits = Limits(), wait: bool = True,  # noqa: B008
+                 zygote: EarlyZygote | None = None) -> None:  # fmt: skip
         """Start the worker processes; with `wait=False` return at once and let them warm up meanwhile.
 
         Either way `run` (or `wait_ready`) waits for the warm-up; a worker that cannot start raises
-        WorkerDied there (or here, with `wait=True`).
+        WorkerDied there (or here, with `wait=True`). `zygote`: an EarlyZygote to fork the workers from.
         """
         if workers < 1:
             raise ValueError("workers must be at least 1")
         self.limits = limits
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
-        zygote, self._all = _start_zygote(limits, workers)
+        zygote, self._all = _start_zygote(limits, workers, zygote)
         self._zygotes = [zygote]
         self._idle: queue.Queue[_Worker] = queue.Queue()
         self._closed = False

@@ -33,7 +33,6 @@ import types
 
 import pytest
 
-from runner.sandbox import compile_cache
 from runner.sandbox.audit_hook import install_audit_hook
 from runner.sandbox.guarded_objects import GuardedObjects, snapshot_entries
 from runner.sandbox.integrity import GUARDED_MODULES, Integrity, load_failure
@@ -289,7 +288,6 @@ def prepare_session(test_dir: str, ini_path: str, scratch: str, limits: Limits) 
     from runner.suites.hypothesis_profile import register_profile
 
     register_profile(limits.hypothesis_examples)
-    compile_cache.install()
     collector = Collector(None, os.path.join(test_dir, "candidate.py"), None)
     cwd = os.getcwd()
     os.chdir(scratch)
@@ -361,6 +359,25 @@ def run_prepared(prepared: Prepared, test_paths: list[str], channel: Channel) ->
     os.environ["PYTEST_VERSION"] = pytest.__version__  # as pytest.main sets it (the child's environment is fresh)
     code = _finish_session(prepared.config, prepared.session)
     _send_done(channel, code, integrity, prepared.config)
+    return code
+
+
+def run_unprepared(test_paths: list[str], ini_path: str, channel: Channel, limits: Limits) -> int:
+    """In a forked child, `run_prepared` without a prepared session: `pytest.main` configures pytest here."""
+    from runner.suites.hypothesis_profile import register_profile
+
+    test_dir = os.path.dirname(test_paths[0])
+    candidate_path = os.path.join(test_dir, "candidate.py")
+    register_profile(limits.hypothesis_examples)
+    load_candidate_guard(test_dir)
+    integrity = Integrity()
+    collector = Collector(channel, candidate_path, integrity)
+    _watch_candidate(channel, candidate_path, test_paths, integrity)
+    integrity.capture_modules()
+    args = pytest_args(test_paths[0], test_dir, ini_path, os.path.join(os.getcwd(), "pt"))
+    args[1:1] = test_paths[1:]  # every suite file, in order
+    code = int(pytest.main(args, plugins=[collector]))
+    _send_done(channel, code, integrity, collector.config)
     return code
 
 

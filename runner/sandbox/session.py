@@ -64,7 +64,10 @@ def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: 
         channel.send(Isolation(applied))
         os.chdir(place.scratch)
         sys.path[:] = [p for p in sys.path if p and p != "."]
-        pytest_child.run_prepared(place.prepared, test_paths, channel)
+        if place.prepared is not None:
+            pytest_child.run_prepared(place.prepared, test_paths, channel)
+        else:  # the prepared_session speed-up switched off (runner.sandbox.internals)
+            pytest_child.run_unprepared(test_paths, place.ini_path, channel, limits)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)

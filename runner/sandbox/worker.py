@@ -16,13 +16,15 @@ from __future__ import annotations
 import dataclasses
 import gc
 import os
+import pickle
 import re
+import socket
 import sys
 import time
 import traceback
 
 from runner.outcome import Outcome, SuiteResult, TestResult
-from runner.sandbox import compile_cache, huge_pages, isolation
+from runner.sandbox import isolation
 from runner.sandbox.job_place import JobPlace, write_readonly
 from runner.sandbox.limits import Limits
 from runner.sandbox.pool import read_frame, write_frame
@@ -30,6 +32,7 @@ from runner.sandbox.protocol import Isolation
 from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
 from runner.sandbox.verdict import expected_tests, verdict_for
 from runner.sandbox.warm_up import preload, probe, warm_up
+from runner.sandbox.zygote import MAX_WORKERS
 
 # ---------------------------------------------------------------- one job
 
@@ -44,15 +47,8 @@ def _applied(session: SessionFacts) -> dict[str, bool]:
     return {}
 
 
-def run_sandbox_job(
-    files: dict[str, str],
-    suites: tuple[tuple[str, str], ...],
-    slot,
-    limits: Limits,
-    base: dict,
-    place: JobPlace,
-    rewritten: dict[str, bytes] | None = None,
-):
+def run_sandbox_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], slot, limits: Limits, base: dict,
+                    place: JobPlace):  # fmt: skip
     """Run a job's suites in order in one session. Returns (suite results, isolation in force, output, duration).
 
     If the candidate's code ran before every suite file was collected (a suite that imports it
@@ -70,12 +66,6 @@ def run_sandbox_job(
         for name, source in files.items():
             if name not in bad:
                 write_readonly(os.path.join(place.test_dir, name), source)
-        for name in compile_cache.TRUSTED_MODULES:
-            if name in files and name not in bad:
-                try:
-                    compile_cache.compile_trusted(os.path.join(place.test_dir, name), files[name].encode("utf-8"))
-                except Exception:  # the child compiles it itself and reports whatever goes wrong
-                    pass
         runnable: list[tuple[str, str, list[str]]] = []
         for suite, test_file in suites:
             if bad or test_file not in files:
@@ -90,12 +80,6 @@ def run_sandbox_job(
             if any(test_file == other for _, other, _ in runnable):
                 results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"{test_file} serves two suites")
                 continue
-            try:  # rewritten ahead by the pool, or here
-                code = (rewritten or {}).get(test_file) or compile_cache.rewrite_ahead(files[test_file])
-                test_path = os.path.join(place.test_dir, test_file)
-                compile_cache.install_rewritten(test_path, files[test_file].encode("utf-8"), code)
-            except Exception:  # the child rewrites it itself and reports whatever goes wrong
-                pass
             runnable.append((suite, test_file, expected))
         groups = [runnable] if runnable else []
         while groups:
@@ -147,7 +131,6 @@ def serve(requests, replies, limits: Limits) -> None:
         isolation.isolate_network()
     place = JobPlace(slot, limits)
     gc.freeze()  # the warm heap is never collected again: pytest's gc.collect() calls stay cheap
-    huge_pages.collapse_heap()
     base = {"process_group_kill": subreaper, "output_cap": True}
     try:
         in_force = {**probe(limits, slot), **base}
@@ -157,11 +140,11 @@ def serve(requests, replies, limits: Limits) -> None:
             job = read_frame(requests)
             if job is None:
                 return
-            files, suites, rewritten, time_limit_s = job
+            files, suites, time_limit_s = job
             job_limits = limits
             if time_limit_s > max(limits.timeout_s, limits.cpu_s):
                 job_limits = dataclasses.replace(limits, timeout_s=time_limit_s, cpu_s=time_limit_s)
-            write_frame(replies, run_sandbox_job(files, suites, slot, job_limits, base, place, rewritten))
+            write_frame(replies, run_sandbox_job(files, suites, slot, job_limits, base, place))
     finally:
         place.remove()
 
@@ -170,14 +153,18 @@ def _warm_process() -> tuple:
     """Take over this process's stdin/stdout as the first request/reply streams, then read the limits."""
     requests = os.fdopen(os.dup(0), "rb")
     replies = os.fdopen(os.dup(1), "wb")
+    _settle_process()
+    limits: Limits = read_frame(requests)
+    return requests, replies, limits
+
+
+def _settle_process() -> None:
     os.dup2(2, 1)  # stray prints must never reach a reply stream
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
     sys.path[:] = [p for p in sys.path if p not in ("", ".")]
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    limits: Limits = read_frame(requests)
-    return requests, replies, limits
 
 
 def main() -> None:
@@ -200,8 +187,24 @@ def zygote_main(pairs: list[tuple[int, int]]) -> None:
     """
     requests, replies, limits = _warm_process()
     preload()
+    _fork_workers(pairs, limits, [requests.fileno(), replies.fileno()])
+
+
+def early_zygote_main(socket_fd: int) -> None:
+    """`zygote_main` for a pool started before its size and limits were known (pool.EarlyZygote): import
+    everything first, then receive the limits and every worker's pair of pipe ends over the socket."""
+    _settle_process()
+    preload()
+    with socket.socket(fileno=socket_fd) as sock:
+        data, fds, _flags, _address = socket.recv_fds(sock, 1 << 16, 2 * MAX_WORKERS)
+    if not data:  # the pool was never started (bad input): nothing to do
+        os._exit(0)
+    _fork_workers(list(zip(fds[0::2], fds[1::2], strict=True)), pickle.loads(data), [])
+
+
+def _fork_workers(pairs: list[tuple[int, int]], limits: Limits, own: list[int]) -> None:
+    """Warm up, fork one worker per pair, wait for them all, exit. Never returns."""
     warm_up(limits)
-    own = [requests.fileno(), replies.fileno()]
     children = []
     for request_fd, reply_fd in pairs:
         sys.stdout.flush()
@@ -229,5 +232,7 @@ def zygote_main(pairs: list[tuple[int, int]]) -> None:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--zygote"]:
         zygote_main([tuple(int(fd) for fd in pair.split(",")) for pair in sys.argv[2:]])
+    elif sys.argv[1:2] == ["--early-zygote"]:
+        early_zygote_main(int(sys.argv[2]))
     else:
         main()

@@ -1,0 +1,61 @@
+"""The sandbox's speed-ups that reach into CPython or pytest internals: where each holds, and switches
+that turn each off for a benchmark.
+
+Each is kept because it saves at least 5% of a `make bench` benchmark's wall time (README.md, Benchmarks;
+measured by bench/bench_internals.py), and each depends on versions pinned in pyproject.toml:
+
+- `dict_versions` (Python 3.11-3.13): the forked child checks the guarded objects by reading dict
+  version tags and function code pointers through ctypes (runner.sandbox.guarded_objects) instead of
+  comparing every entry;
+- `prepared_session` (pytest 9.2): pytest is configured once in the worker through
+  `_pytest.config._prepareconfig` and `Config._do_configure`, and the child runs `_pytest.main._main`
+  (runner.sandbox.pytest_child.prepare_session); without it each child runs `pytest.main` itself.
+
+On another version a speed-up is not used (the slower plain path runs instead) and a one-line
+warning says why. `RUNNER_BENCH_OFF=name,...` (read once, when this module is first imported; the
+pool passes it on to its workers) turns the named ones off, for bench/bench_internals.py; users never
+set it.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import sys
+import warnings
+
+ENV = "RUNNER_BENCH_OFF"
+NAMES = ("dict_versions", "prepared_session")
+PYTHON_VERSIONS = ((3, 11), (3, 12), (3, 13))
+"""The CPython versions whose object layout `dict_versions` was tested on (requires-python matches)."""
+PYTEST_SERIES = "9.2"
+"""The pytest series whose private functions `prepared_session` uses (pinned in pyproject.toml)."""
+OFF = frozenset(name.strip() for name in os.environ.get(ENV, "").split(",") if name.strip())
+if OFF - set(NAMES):
+    raise SystemExit(f"{ENV}: unknown name(s) {sorted(OFF - set(NAMES))}; choose from {', '.join(NAMES)}")
+
+
+def unsupported(name: str, python: tuple[int, int] | None = None, pytest_version: str | None = None) -> str | None:
+    """Why the speed-up `name` cannot be used with these versions (default: this process's), or None."""
+    if name == "dict_versions":
+        python = python or sys.version_info[:2]
+        tested = ", ".join(f"{major}.{minor}" for major, minor in PYTHON_VERSIONS)
+        if python not in PYTHON_VERSIONS:
+            return f"it reads the object layouts of CPython {tested}, not {python[0]}.{python[1]}"
+        return None
+    pytest_version = pytest_version or importlib.metadata.version("pytest")
+    if pytest_version.split(".")[:2] != PYTEST_SERIES.split("."):
+        return f"it uses private functions of pytest {PYTEST_SERIES}, not {pytest_version}"
+    return None
+
+
+def enabled(name: str) -> bool:
+    """Whether the speed-up `name` (one of NAMES) is in use in this process (warns once if unsupported)."""
+    if name in OFF:
+        return False
+    reason = unsupported(name)
+    if reason is not None:
+        warnings.warn(f"runner: sandbox speed-up {name} is off: {reason} (results are the same, only slower)",
+                      RuntimeWarning, stacklevel=2)  # fmt: skip
+        return False
+    return True

@@ -1,0 +1,67 @@
+"""The sandbox's speed-ups that use CPython or pytest internals: used only on the versions they hold for."""
+
+import os
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from runner.sandbox import internals
+from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_every_speed_up_holds_for_this_python_and_the_locked_pytest():
+    # Fails loudly when Python or pytest moves on: check the internals, then widen the lists and the pins.
+    assert {name: internals.unsupported(name) for name in internals.NAMES} == dict.fromkeys(internals.NAMES)
+
+
+def test_another_python_or_pytest_turns_the_speed_up_off_with_the_reason():
+    assert internals.unsupported("dict_versions", python=(3, 11)) is None
+    assert internals.unsupported("dict_versions", python=(3, 14)) == (
+        "it reads the object layouts of CPython 3.11, 3.12, 3.13, not 3.14"
+    )
+    assert internals.unsupported("prepared_session", pytest_version="9.2.7") is None
+    reason = internals.unsupported("prepared_session", pytest_version="9.3.0")
+    assert reason == "it uses private functions of pytest 9.2, not 9.3.0"
+
+
+def test_an_unsupported_speed_up_is_off_and_says_so(monkeypatch):
+    monkeypatch.setattr(internals, "unsupported", lambda name: "because")
+    with pytest.warns(RuntimeWarning, match="sandbox speed-up prepared_session is off: because"):
+        assert internals.enabled("prepared_session") is False
+
+
+def test_the_pins_match_the_versions_the_speed_ups_hold_for():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    assert f"pytest=={internals.PYTEST_SERIES}.*" in project["dependencies"]
+    newest = internals.PYTHON_VERSIONS[-1]
+    assert project["requires-python"] == f">=3.11,<{newest[0]}.{newest[1] + 1}"
+
+
+def test_an_unknown_switch_is_one_line():
+    env = {**os.environ, internals.ENV: "dict_versions,typo"}
+    done = subprocess.run([sys.executable, "-c", "import runner.sandbox.internals"], env=env, cwd=ROOT,
+                          capture_output=True, text=True, check=False)  # fmt: skip
+    assert done.returncode == 1
+    assert done.stderr.strip() == (
+        f"{internals.ENV}: unknown name(s) ['typo']; choose from dict_versions, prepared_session"
+    )
+
+
+def test_with_every_speed_up_off_the_verdicts_are_the_same(monkeypatch):
+    monkeypatch.setenv(internals.ENV, ",".join(internals.NAMES))  # the workers read it at their start
+    suites = {"test_visible.py": "from candidate import f\n\ndef test_f():\n    assert f() == 1\n",
+              "test_hidden.py": "from candidate import f\n\ndef test_g():\n    assert f() + 1 == 2\n"}  # fmt: skip
+    order = (("visible", "test_visible.py"), ("hidden", "test_hidden.py"))
+    with WorkerPool(workers=1, limits=Limits(timeout_s=8.0, cpu_s=4.0)) as pool:
+        good = pool.run(SandboxJob({"candidate.py": "def f():\n    return 1\n", **suites}, order))
+        bad = pool.run(SandboxJob({"candidate.py": "def f():\n    return 2\n", **suites}, order))
+        hostile = pool.run(SandboxJob({"candidate.py": "import builtins\nbuiltins.len = max\ndef f():\n    return 1\n",
+                                       **suites}, order))  # fmt: skip
+    assert [s.passed for s in good.suites.values()] == [True, True]
+    assert [s.outcome.value for s in bad.suites.values()] == ["failed", "failed"]
+    assert not any(s.passed for s in hostile.suites.values())
