@@ -142,8 +142,8 @@ def suite_namespace(tmp_path, compare: str = "equal") -> dict:
     """The globals of a properties suite module, executed beside an empty data file."""
     import pickle
 
-    from runner.tasks.importers import differential_suite
     from runner.tasks.plus_oracle import DATA_FILE
+    from runner.tasks.plus_suites import differential_suite
 
     (tmp_path / DATA_FILE).write_bytes(pickle.dumps(()))
     namespace: dict = {"math": math, "__file__": str(tmp_path / "test_properties.py")}
@@ -176,8 +176,8 @@ def test_differential_suite_loose_comparisons_like_evalplus(tmp_path):
 def test_mbppplus_plus_inputs_get_their_argument_types_back():
     import pickle
 
-    from runner.tasks.importers import mbpp_comparison, mbpp_input_conversion
     from runner.tasks.plus_oracle import DATA_FILE
+    from runner.tasks.plus_suites import mbpp_comparison, mbpp_input_conversion
 
     tasks = {t.id: t for t in load_mbppplus()}
 

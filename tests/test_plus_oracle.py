@@ -9,9 +9,9 @@ from runner.config import GateConfig
 from runner.judging.judge import judge
 from runner.outcome import Outcome
 from runner.tasks import plus_oracle
-from runner.tasks.importers import differential_suite, with_plus_data
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import MIN_TIME_LIMIT_S, OracleRequest, compute, oracles
+from runner.tasks.plus_suites import differential_suite, with_plus_data
 from tests.conftest import datasets_available
 
 REFERENCE = "def double(x):\n    return 2 * x\n"
