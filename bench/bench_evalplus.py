@@ -16,7 +16,7 @@ installs `evalplus` there, once. Both sides are measured warm: EvalPlus's ground
 (~/.cache/evalplus) by one unmeasured run first, ours (expected outputs under .cache/runner/plus_oracle)
 by loading the task set once in a fresh process (its time is printed: the cold figure when the cache
 was empty).
-`datasets=` defaults to $RUNNER_DATASETS or ../shared/datasets.
+`datasets=` defaults to $RUNNER_DATASETS_DIR or ../shared/datasets.
 """
 
 from __future__ import annotations
@@ -208,7 +208,7 @@ def main(argv: list[str]) -> int:
         raise SystemExit(
             "usage: bench_evalplus.py [datasets=DIR] [workers=N] [sets=humanevalplus,mbppplus] [evalplus=PYTHON]"
         )
-    default = os.environ.get("RUNNER_DATASETS") or str(ROOT.parent / "shared" / "datasets")
+    default = os.environ.get("RUNNER_DATASETS_DIR") or str(ROOT.parent / "shared" / "datasets")
     datasets = Path(options.get("datasets", default)).resolve()
     if not all((datasets / f).exists() for f in FILES.values()):
         raise SystemExit(f"{datasets} lacks {', '.join(FILES.values())}: pass datasets=DIR")
