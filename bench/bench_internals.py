@@ -9,13 +9,15 @@ Workloads: `sandbox` is bench_sandbox.py's warm-pool part (pool start-up, 200 ca
 visible suite, 100 with all three suites); `humaneval` is the command
 `python -m runner.evaluate task_set=humaneval` on the 164 canonical solutions (every suite), as
 bench_humaneval.py runs it. Prints per round, then the medians and each speed-up's saving in percent
-of the workload's wall time with everything in use (positive: it pays), and the load averages.
+of the workload's wall time with everything in use (positive: it pays), the same for the CPU time of
+the workload's whole process tree (steadier than wall time on a loaded machine), and the load averages.
 """
 
 from __future__ import annotations
 
 import os
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -56,18 +58,21 @@ def workload_command(name: str, tmp: Path) -> list[str]:
             "task_set=humaneval", "workers=2"]  # fmt: skip
 
 
-def timed(argv: list[str], off: str) -> float:
-    """Wall seconds of one run of `argv` in a fresh process with the speed-up `off` switched off."""
+def timed(argv: list[str], off: str) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (its whole process tree, user + system) of one run of `argv` in a
+    fresh process with the speed-up `off` switched off."""
     env = {k: v for k, v in os.environ.items() if k != ENV}
     if off:
         env[ENV] = off
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "bench"), str(REPO)])
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(argv, cwd=REPO, env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} with {ENV}={off} failed:\n{done.stderr[-2000:]}")
-    return seconds
+    return seconds, (after.ru_utime + after.ru_stime) - (before.ru_utime + before.ru_stime)
 
 
 def _names(text: str, known: tuple[str, ...], what: str) -> tuple[str, ...]:
@@ -101,14 +106,16 @@ def main(argv: list[str]) -> int:
                 rng.shuffle(order)
                 for off in order:
                     times[workload, off].append(timed(argv, off))
-                line = ", ".join(f"{v or 'all on'} {times[workload, v][-1]:.2f} s" for v in variants)
+                latest = {v: times[workload, v][-1] for v in variants}
+                line = ", ".join(f"{v or 'all on'} {wall:.2f} s ({cpu:.2f} s cpu)" for v, (wall, cpu) in latest.items())
                 print(f"  round {number} {workload}: {line}  (load {os.getloadavg()[0]:.2f})", flush=True)
     for workload in workloads:
-        base = statistics.median(times[workload, ""])
-        print(f"{workload}: all on {base:.2f} s (median of {options['rounds']})")
+        wall, cpu = (statistics.median(t[i] for t in times[workload, ""]) for i in (0, 1))
+        print(f"{workload}: all on {wall:.2f} s, {cpu:.2f} s cpu (medians of {options['rounds']})")
         for off in variants[1:]:
-            median = statistics.median(times[workload, off])
-            print(f"  {off + ' off':<22} {median:6.2f} s  saves {100 * (median - base) / base:+6.1f}%")
+            off_wall, off_cpu = (statistics.median(t[i] for t in times[workload, off]) for i in (0, 1))
+            print(f"  {off + ' off':<22} {off_wall:6.2f} s  saves {100 * (off_wall - wall) / wall:+6.1f}%"
+                  f"   {off_cpu:6.2f} s cpu  saves {100 * (off_cpu - cpu) / cpu:+6.1f}%")  # fmt: skip
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

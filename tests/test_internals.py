@@ -48,7 +48,7 @@ def test_an_unknown_switch_is_one_line():
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert done.returncode == 1
     assert done.stderr.strip() == (
-        f"{internals.ENV}: unknown name(s) ['typo']; choose from dict_versions, prepared_session"
+        f"{internals.ENV}: unknown name(s) ['typo']; choose from dict_versions, prepared_session, rewrite_cache"
     )
 
 

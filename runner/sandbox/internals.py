@@ -9,7 +9,10 @@ measured by bench/bench_internals.py), and each depends on versions pinned in py
   comparing every entry;
 - `prepared_session` (pytest 9.2): pytest is configured once in the worker through
   `_pytest.config._prepareconfig` and `Config._do_configure`, and the child runs `_pytest.main._main`
-  (runner.sandbox.pytest_child.prepare_session); without it each child runs `pytest.main` itself.
+  (runner.sandbox.pytest_child.prepare_session); without it each child runs `pytest.main` itself;
+- `rewrite_cache` (pytest 9.2, with `prepared_session`): the worker puts each suite file's rewritten
+  pyc, cached across runs, into the job's `__pycache__` (runner.sandbox.rewrite_cache) instead of
+  every child rewriting the suite's asserts.
 
 On another version a speed-up is not used (the slower plain path runs instead) and a one-line
 warning says why. `RUNNER_BENCH_OFF=name,...` (read once, when this module is first imported; the
@@ -25,11 +28,11 @@ import sys
 import warnings
 
 ENV = "RUNNER_BENCH_OFF"
-NAMES = ("dict_versions", "prepared_session")
+NAMES = ("dict_versions", "prepared_session", "rewrite_cache")
 PYTHON_VERSIONS = ((3, 11), (3, 12), (3, 13))
 """The CPython versions whose object layout `dict_versions` was tested on (requires-python matches)."""
 PYTEST_SERIES = "9.2"
-"""The pytest series whose private functions `prepared_session` uses (pinned in pyproject.toml)."""
+"""The pytest series whose private functions `prepared_session` and `rewrite_cache` use (pinned in pyproject.toml)."""
 OFF = frozenset(name.strip() for name in os.environ.get(ENV, "").split(",") if name.strip())
 if OFF - set(NAMES):
     raise SystemExit(f"{ENV}: unknown name(s) {sorted(OFF - set(NAMES))}; choose from {', '.join(NAMES)}")

@@ -8,6 +8,7 @@ import tempfile
 
 from runner.sandbox import internals, isolation, pytest_child
 from runner.sandbox.limits import Limits
+from runner.sandbox.rewrite_cache import RewriteCache
 
 
 class JobPlace:
@@ -31,13 +32,19 @@ class JobPlace:
         write_readonly(self.ini_path, "[pytest]\n")
         self.fresh_scratch(slot, limits)
         self.prepared = None
+        self.rewrites: RewriteCache | None = None
         if internals.enabled("prepared_session"):
             self.prepared = pytest_child.prepare_session(self.test_dir, self.ini_path, self.scratch, limits)
+            if internals.enabled("rewrite_cache"):
+                self.rewrites = RewriteCache(self.prepared.config)
 
     def clear(self) -> None:
         """Remove every job file and the working directory's contents."""
         for entry in os.scandir(self.test_dir):
-            os.unlink(entry.path)
+            if entry.is_dir(follow_symlinks=False):  # __pycache__ (runner.sandbox.rewrite_cache)
+                shutil.rmtree(entry.path)
+            else:
+                os.unlink(entry.path)
         shutil.rmtree(self.scratch, ignore_errors=True)
 
     def fresh_scratch(self, slot, limits: Limits) -> None:

@@ -81,6 +81,8 @@ def run_sandbox_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], 
                 results[suite] = SuiteResult(suite, Outcome.HARNESS_ERROR, (), f"{test_file} serves two suites")
                 continue
             runnable.append((suite, test_file, expected))
+        if place.rewrites is not None:
+            place.rewrites.provide(place.test_dir, [test_file for _, test_file, _ in runnable])
         groups = [runnable] if runnable else []
         while groups:
             group = groups.pop(0)

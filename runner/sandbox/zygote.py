@@ -30,7 +30,7 @@ def worker_env() -> dict[str, str]:
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTHONPATH": _PACKAGE_ROOT,
     }
-    for name in ("HOME", internals.ENV):
+    for name in ("HOME", "XDG_CACHE_HOME", internals.ENV):
         if name in os.environ:
             env[name] = os.environ[name]
     return env
