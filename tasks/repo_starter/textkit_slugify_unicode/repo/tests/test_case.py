@@ -19,4 +19,6 @@ def test_snake_to_camel():
 
 def test_wrap_keeps_paragraphs():
     text = "one two three four five\n\nsix seven"
-    assert wrap(text, width=10, indent="> ") == "> one two\n> three\n> four\n> five\n\n> six\n> seven"
+    assert (
+        wrap(text, width=10, indent="> ") == "> one two\n> three\n> four\n> five\n\n> six\n> seven"
+    )
