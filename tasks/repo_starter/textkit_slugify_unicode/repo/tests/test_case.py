@@ -6,6 +6,7 @@ from textkit import camel_to_snake, snake_to_camel, wrap
 @pytest.mark.parametrize(
     ("camel", "snake"),
     [("parseHTTPResponse", "parse_http_response"), ("UserID", "user_id"), ("x", "x"), ("", "")],
+    ids=["acronym", "trailing_acronym", "single", "empty"],
 )
 def test_camel_to_snake(camel, snake):
     assert camel_to_snake(camel) == snake

@@ -33,7 +33,7 @@ def test_max_length_cuts_at_word_boundary():
     assert slugify("supercalifragilistic", max_length=5) == "super"
 
 
-@pytest.mark.parametrize("separator", ["", "--", "a", "1"])
+@pytest.mark.parametrize("separator", ["", "--", "a", "1"], ids=["empty", "two", "letter", "digit"])
 def test_bad_separator(separator):
     with pytest.raises(ValueError):
         slugify("x", separator=separator)

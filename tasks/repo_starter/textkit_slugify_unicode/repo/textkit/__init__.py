@@ -2,6 +2,7 @@
 
 from textkit.case import camel_to_snake, snake_to_camel
 from textkit.slug import slugify
+from textkit.truncate import initials, truncate
 from textkit.wrap import wrap
 
-__all__ = ["camel_to_snake", "slugify", "snake_to_camel", "wrap"]
+__all__ = ["camel_to_snake", "initials", "slugify", "snake_to_camel", "truncate", "wrap"]
