@@ -147,8 +147,7 @@ class Experiment:
                 generation = await self.backend.generate(messages, options)
             except BackendError as exc:
                 return None, exc
-        self.cache.put("generation", key, dataclasses.asdict(generation))
-        return generation, None
+        return Generation(**self.cache.put("generation", key, dataclasses.asdict(generation))), None
 
     async def _judge(self, task: Task, code: str | None) -> Verdict:
         key = self.judge_key(task, code)
@@ -157,8 +156,8 @@ class Experiment:
             return verdict_from_dict(cached)
         async with self._judge_slots:
             verdict = await asyncio.to_thread(self.judge, task, code)
-        if verdict.outcome.scored:
-            self.cache.put("verdict", key, verdict_to_dict(verdict))
+        if verdict.outcome.scored:  # another job may have stored this key first: its verdict counts
+            return verdict_from_dict(self.cache.put("verdict", key, verdict_to_dict(verdict)))
         return verdict
 
 
