@@ -225,3 +225,30 @@ def test_a_job_on_two_servers_one_killed_mid_run_records_every_attempt(servers, 
     for r in records:  # the test log of each attempt (an MLflow artifact) names the server too
         log = (out / "attempts" / "add" / f"{r['sample']}_0" / "test_log.txt").read_text()
         assert f"server: {r['server']}" in log
+
+
+def describe(backend) -> dict[str, str]:
+    async def go():
+        try:
+            return await backend.describe()
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(go())
+
+
+def test_the_generation_key_follows_the_model_not_the_order_of_the_servers(servers):
+    """The identity (the generation cache key's model part) is the same for any order of the same servers;
+    OpenAI-compatible: another set of servers is another key, as another single URL is."""
+    a, b = openai_urls(servers)
+    both = describe(pool([a, b]))
+    assert both == describe(pool([b, a]))
+    assert both != describe(pool([a])) and both["model_digest"] == describe(pool([a]))["model_digest"]
+    ollamas = [FakeOllama().start() for _ in range(2)]
+    try:
+        urls = [s.url for s in ollamas]
+        spread = describe(pool(urls, name="ollama", model="gemma3:4b"))
+        assert spread == describe(pool(urls[:1], name="ollama", model="gemma3:4b"))  # the digest names the weights
+    finally:
+        for server in ollamas:
+            server.stop()
