@@ -22,6 +22,7 @@ from runner.validation import ConfigError
 from tests.conftest import typed_test_config
 from tests.fake_ollama import FakeOllama
 from tests.fake_openai import FakeOpenAI
+from tests.test_backend_openai import run
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = "qwen2.5-coder-7b"
@@ -228,13 +229,7 @@ def test_a_job_on_two_servers_one_killed_mid_run_records_every_attempt(servers, 
 
 
 def describe(backend) -> dict[str, str]:
-    async def go():
-        try:
-            return await backend.describe()
-        finally:
-            await backend.aclose()
-
-    return asyncio.run(go())
+    return run(backend, lambda b: b.describe())
 
 
 def test_the_generation_key_follows_the_model_not_the_order_of_the_servers(servers):
