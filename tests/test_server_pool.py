@@ -162,7 +162,8 @@ def test_servers_with_different_models_stop_the_job_at_start_up(servers):
         generate_all(pool(openai_urls(servers)), 1)
     message = str(info.value)
     assert info.value.kind == "config" and "\n" not in message
-    assert f"{servers[1].url}/v1 reports model_digest=" in message and "backend.base_url" in message
+    theirs = describe(pool([f"{servers[1].url}/v1"]))["model_digest"]
+    assert f"{servers[1].url}/v1 reports model_digest={theirs!r}, " in message and "backend.base_url" in message
 
 
 def test_the_identity_lists_every_server_and_a_server_down_at_start_up_is_left_out(servers):

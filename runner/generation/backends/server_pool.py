@@ -83,12 +83,12 @@ class ServerPool:
             raise answers[0]
         first, expected = up[0]
         for server, answer in up[1:]:
-            differs = _difference(expected, answer)
+            differs = _difference(answer, expected)
             if differs:
                 raise BackendError(
                     "config",
                     f"the servers of backend.base_url serve different models: {server.url} reports {differs}, "
-                    f"{first.url} reports {_difference(answer, expected)}; serve one model everywhere or drop "
+                    f"{first.url} reports {_difference(expected, answer)}; serve one model everywhere or drop "
                     f"{server.url} from backend.base_url",
                 )
         for server, answer in zip(self.servers, answers, strict=True):
