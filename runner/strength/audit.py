@@ -158,7 +158,7 @@ def _audit_dir(options: AuditOptions) -> Path:
 def _load_cached(path: Path, threshold: float) -> TaskAudit | None:
     try:
         audit = TaskAudit(**json.loads(path.read_text()))
-    except (OSError, json.JSONDecodeError, TypeError):
+    except (OSError, ValueError, TypeError):  # missing, torn or of another shape: a miss
         return None
     return replace(audit, weak=audit.score is None or audit.score < threshold, cached=True)
 
