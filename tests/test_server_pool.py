@@ -83,10 +83,10 @@ def test_no_server_gets_more_than_max_concurrency_and_both_are_used(servers):
 def test_requests_go_to_the_server_with_fewest_outstanding(servers):
     """Least outstanding, not round robin: the fast server, free again first, takes most of the requests."""
     slow, fast = servers
-    slow.delay_s, fast.delay_s = 1.0, 0.02
+    slow.delay_s, fast.delay_s = 2.0, 0.02
     results = generate_all(pool(openai_urls(servers), max_concurrency=4), 20, at_once=2)
     assert all(not isinstance(r, BaseException) for r in results), results
-    assert slow.generations <= 3 < 15 <= fast.generations, (slow.generations, fast.generations)
+    assert slow.generations <= 4 and fast.generations >= 16, (slow.generations, fast.generations)  # not 10/10
 
 
 def test_a_server_killed_mid_run_loses_no_request(servers):
@@ -164,6 +164,19 @@ def test_servers_with_different_models_stop_the_job_at_start_up(servers):
     assert info.value.kind == "config" and "\n" not in message
     theirs = describe(pool([f"{servers[1].url}/v1"]))["model_digest"]
     assert f"{servers[1].url}/v1 reports model_digest={theirs!r}, " in message and "backend.base_url" in message
+
+
+def test_a_job_on_servers_with_different_models_stops_in_one_line(servers, tmp_path):
+    servers[1].created = 1600000000
+    proc = subprocess.run(
+        [sys.executable, "-m", "runner", "backend=openai", f"backend.base_url=[{','.join(openai_urls(servers))}]",
+         f"model.id={MODEL}", "tracking=off", f"cache_dir={tmp_path}/cache", f"hydra.run.dir={tmp_path}/job"],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode != 0 and not servers[0].chat_requests() and not servers[1].chat_requests()
+    said = proc.stdout + proc.stderr
+    [line] = [text for text in said.splitlines() if "serve different models" in text]
+    assert "Traceback" not in said and line.endswith(f"drop {servers[1].url}/v1 from backend.base_url")
 
 
 def test_the_identity_lists_every_server_and_a_server_down_at_start_up_is_left_out(servers):
