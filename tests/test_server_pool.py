@@ -116,6 +116,14 @@ def test_an_ollama_server_killed_mid_run_loses_no_request():
     assert 1 <= [r.server for r in results].count(servers[0].url) <= 2 and servers[0].killed.is_set()
 
 
+@pytest.mark.parametrize("failure", ["hang", "500"])
+def test_a_server_that_hangs_or_fails_hands_its_request_on(servers, failure):
+    servers[0].queue(failure, failure)  # both tries of the first request sent to it (max_retries=1)
+    [generation] = generate_all(pool(openai_urls(servers), request_timeout_s=0.5, retry_total_s=5), 1)
+    assert not isinstance(generation, BaseException), generation
+    assert generation.server == openai_urls(servers)[1] and servers[0].generations == 2
+
+
 def test_when_every_server_is_gone_the_request_fails_as_a_backend_error(servers):
     for server in servers:
         server.die_after = 0
