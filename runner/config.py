@@ -7,6 +7,7 @@ these dataclasses: a misspelled key or a value of the wrong type fails at start-
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 MISSING = "???"  # omegaconf.MISSING: a mandatory value; spelled out so this module imports no OmegaConf
 
@@ -16,14 +17,18 @@ class BackendConfig:
     """Where generations come from."""
 
     name: str = "llamacpp"  # ollama | openai | llamacpp | replay
-    base_url: str = ""  # ollama: http://127.0.0.1:11434 ; openai: http://127.0.0.1:8000/v1
+    # ollama: http://127.0.0.1:11434 ; openai: http://127.0.0.1:8000/v1 ; or a list of such URLs, whose servers
+    # share the requests (runner.generation.backends.server_pool). `Any`: omegaconf 2.3 takes no str | list
+    # union, so the type (a string or a list of strings) is checked in runner.validation.
+    base_url: Any = ""
     api_key_env: str = "OPENAI_API_KEY"  # openai: name of the env var holding the key (never the key)
     timeout_s: float = 60.0  # connect, and each read: a server silent this long is hung
     request_timeout_s: float = 120.0  # one whole request (connect + all reads), so a trickling server ends too
     retry_total_s: float = 120.0  # all tries of one request and the waits between them
-    max_concurrency: int = 1
+    max_concurrency: int = 1  # requests in flight at once, per server
     max_retries: int = 3
     retry_backoff_s: float = 1.0
+    probe_after_s: float = 30.0  # a server taken out of a base_url list is asked again after this long
     keep_alive: str = "5m"  # ollama
     n_threads: int = 0  # llamacpp: 0 = every core not busy with other programs' work when the model loads
     replay_file: str = ""  # replay: an attempts.jsonl or samples JSONL

@@ -1,8 +1,9 @@
 """The experiment loop: for each task and sample, generate, extract, judge, repair; stream records.
 
-Generations run concurrently up to `backend.max_concurrency` and overlap with test runs in the worker
-pool. Generations and verdicts are cached by content hash, so a killed job re-run with the same
-command resumes without asking the model again and produces identical records.
+Generations run concurrently up to `backend.max_concurrency` per server (of `backend.base_url`) and
+overlap with test runs in the worker pool. Generations and verdicts are cached by content hash, so a
+killed job re-run with the same command resumes without asking the model again and produces identical
+records.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from runner.cache import Cache, content_key
 from runner.config import Config
 from runner.fingerprint import harness_fingerprint
 from runner.generation.backends.base import Backend, BackendError, Generation, GenerationOptions
+from runner.generation.backends.server_pool import server_urls
 from runner.generation.extract import Extraction, extract
 from runner.generation.prompts import answer_text, first_messages, repair_messages
 from runner.judging.judge import feedback_for_repair, repair_allowed
@@ -74,7 +76,8 @@ class Experiment:
     async def run(self, tasks: list[Task]) -> list[AttemptRecord]:
         """Run every sample of every task; returns the records in (task, sample, attempt) order."""
         n = self.cfg.sampling.n
-        self._gen_slots = asyncio.Semaphore(max(1, self.cfg.backend.max_concurrency))
+        servers = max(1, len(server_urls(self.cfg.backend)))  # a ServerPool keeps each server to its share
+        self._gen_slots = asyncio.Semaphore(max(1, self.cfg.backend.max_concurrency) * servers)
         self._judge_slots = asyncio.Semaphore(max(1, self.judge_slots))
         self._progress = Progress(len(tasks) * n, enabled=self.cfg.progress)
         await asyncio.gather(*(self._run_sample(task, s) for task in tasks for s in range(n)))
@@ -147,8 +150,7 @@ class Experiment:
                 generation = await self.backend.generate(messages, options)
             except BackendError as exc:
                 return None, exc
-        self.cache.put("generation", key, dataclasses.asdict(generation))
-        return generation, None
+        return Generation(**self.cache.put("generation", key, dataclasses.asdict(generation))), None
 
     async def _judge(self, task: Task, code: str | None) -> Verdict:
         key = self.judge_key(task, code)
@@ -157,8 +159,8 @@ class Experiment:
             return verdict_from_dict(cached)
         async with self._judge_slots:
             verdict = await asyncio.to_thread(self.judge, task, code)
-        if verdict.outcome.scored:
-            self.cache.put("verdict", key, verdict_to_dict(verdict))
+        if verdict.outcome.scored:  # another job may have stored this key first: its verdict counts
+            return verdict_from_dict(self.cache.put("verdict", key, verdict_to_dict(verdict)))
         return verdict
 
 
@@ -187,6 +189,7 @@ def _record(base: dict, generation: Generation, extraction: Extraction, verdict:
         prompt_tokens=generation.prompt_tokens,
         completion_tokens=generation.completion_tokens,
         generation_s=round(generation.duration_s, 4),
+        server=generation.server,
         test_s=round(verdict.duration_s, 4),
         violations=[dict(v) for v in verdict.violations],
         extraction=list(extraction.changes),

@@ -135,7 +135,7 @@ def _gold_gate(
     if rows is None:
         results = gold_check(tasks, pool, cfg.gate)
         rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in results]
-        cache.put("gold", key, rows)
+        rows = cache.put("gold", key, rows)
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
     bad = [r for r in rows if r["status"] != "ok"]
     if bad:

@@ -24,8 +24,9 @@ class AttemptRecord:
     recorded like any other and excluded by scoring. `violations` lists the gate's findings
     (`rule`, `line`, `message`) in report mode, where the outcome stays the functional one.
     `extraction` says what code extraction changed or dropped in the answer's code block (empty: taken
-    as written). `outcome` is an `Outcome` (given as one or as its value); a line of attempts.jsonl holds
-    its value.
+    as written). `server` is the base URL of the server that answered (of a `backend.base_url` list; ""
+    for an in-process model or when none answered). `outcome` is an `Outcome` (given as one or as its
+    value); a line of attempts.jsonl holds its value.
     """
 
     task_id: str
@@ -51,6 +52,7 @@ class AttemptRecord:
     test_s: float = 0.0
     violations: list[dict[str, Any]] = field(default_factory=list)
     extraction: list[str] = field(default_factory=list)
+    server: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "outcome", Outcome(self.outcome))  # a value read back becomes the enum

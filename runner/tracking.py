@@ -163,7 +163,7 @@ def _safe(part: str) -> str:
 
 def format_test_log(record: AttemptRecord) -> str:
     """A readable test log of one attempt: outcome, detail, suites and per-test results."""
-    lines = [f"outcome: {record.outcome.value}"]
+    lines = [f"outcome: {record.outcome.value}"] + ([f"server: {record.server}"] if record.server else [])
     if record.rule:
         lines.append(f"rule: {record.rule}" + (f" (line {record.line})" if record.line else ""))
     for v in record.violations:

@@ -19,6 +19,7 @@ from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, ValidationEr
 from runner.config import GATE_MODES, Config
 
 GOLD_ON_FAILURE = ("exclude", "abort")
+SPREADABLE = ("ollama", "openai")  # the backends whose requests a base_url list spreads over servers
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 
 
@@ -72,12 +73,14 @@ def _rules() -> list[tuple[str, Callable[[Any], bool], str]]:
 
     table: dict[str, tuple[Callable[[Any], bool], str]] = {
         "backend.name": one_of(*sorted(BACKENDS)),
+        "backend.base_url": (_is_base_url, "a URL, or a list of distinct URLs (a list: backend=ollama or openai)"),
         "backend.timeout_s": positive,
         "backend.request_timeout_s": positive,
         "backend.retry_total_s": positive,
         "backend.max_concurrency": count,
         "backend.max_retries": not_negative,
         "backend.retry_backoff_s": not_negative,
+        "backend.probe_after_s": positive,
         "backend.n_threads": not_negative,
         "model.name": text,
         "model.id": text,
@@ -118,6 +121,17 @@ def _rules() -> list[tuple[str, Callable[[Any], bool], str]]:
     return [(key, check, allowed) for key, (check, allowed) in table.items()]
 
 
+def _is_base_url(value: Any) -> bool:
+    if isinstance(value, str):
+        return True
+    return (
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(url, str) and url.strip() for url in value)
+        and len({url.rstrip("/") for url in value}) == len(value)
+    )
+
+
 def _is_date(value: str) -> bool:
     try:
         dt.date.fromisoformat(value)
@@ -139,3 +153,8 @@ def validate(cfg: Config) -> None:
         value = _value(cfg, key)
         if not check(value):
             raise ConfigError(f"{key}={value!r} is not allowed; it must be {allowed}")
+    if isinstance(cfg.backend.base_url, list) and len(cfg.backend.base_url) > 1 and cfg.backend.name not in SPREADABLE:
+        raise ConfigError(
+            f"backend.base_url lists {len(cfg.backend.base_url)} servers, but backend={cfg.backend.name} talks to no "
+            f"server; a list needs backend={' or '.join(SPREADABLE)}"
+        )

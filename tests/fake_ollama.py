@@ -13,17 +13,23 @@ requests do is scripted with `queue(...)` (one behaviour per request, then "ok")
   hang         no answer at all until the server stops
 A chat with think=true for a model in `no_think` gets 400 "does not support thinking".
 A chat for a model not in `models` gets 404 {"error": "model 'x' not found"}, as Ollama does.
+
+For the tests of several servers (tests/test_server_pool.py), on every `LoopbackServer`: `delay_s` holds
+each generation request that long; `in_flight` / `max_in_flight` count generation requests being answered;
+`die_after=N` makes the server die (`kill`) when the generation request after the N-th arrives.
 """
 
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 REPLY = ["def", " add", "(a,", " b):", "\n", "    return", " a", " +", " b"]
+GENERATION_PATHS = ("/api/chat", "/v1/chat/completions")
 
 
 class LoopbackServer:
@@ -33,12 +39,22 @@ class LoopbackServer:
         self.requests: list[dict[str, Any]] = []  # {"method", "path", "body", "headers"} of every request
         self.behaviours: list[str] = []
         self.slow_s = 2.0
+        self.delay_s = 0.0
+        self.in_flight = self.max_in_flight = self.generations = 0
+        self.die_after: int | None = None
+        self.killed = threading.Event()
+        self._connections: set[Any] = set()
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with outer._lock:
+                    outer._connections.add(self.connection)
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet test output
                 pass
@@ -54,7 +70,12 @@ class LoopbackServer:
                 raw = self.rfile.read(length) if length else b""
                 outer._dispatch(self, json.loads(raw) if raw else None)
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Server(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                if not outer.killed.is_set():  # after a kill, the cut connections' errors are expected
+                    super().handle_error(request, client_address)
+
+        self._httpd = Server(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.02,), daemon=True)
 
@@ -69,8 +90,25 @@ class LoopbackServer:
 
     def stop(self) -> None:
         self._stopping.set()  # ends hanging and trickling answers
+        if not self.killed.is_set():
+            self._httpd.shutdown()
+            self._httpd.server_close()
+
+    def kill(self) -> None:
+        """Die as a crashed server does: the port refuses connections, every open connection is cut."""
+        with self._lock:
+            if self.killed.is_set():
+                return
+            self.killed.set()
+            connections = list(self._connections)
         self._httpd.shutdown()
         self._httpd.server_close()
+        for sock in connections:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            sock.close()
 
     def queue(self, *behaviours: str) -> None:
         """Script the next requests to the generation endpoint."""
@@ -85,12 +123,27 @@ class LoopbackServer:
         return [r["path"] for r in self.requests]
 
     def _dispatch(self, h: BaseHTTPRequestHandler, body: Any) -> None:
+        generation = h.path in GENERATION_PATHS
         with self._lock:
             self.requests.append({"method": h.command, "path": h.path, "body": body, "headers": dict(h.headers)})
+            if generation:
+                self.generations += 1
+                self.in_flight += 1
+                self.max_in_flight = max(self.max_in_flight, self.in_flight)
+            dies = generation and self.die_after is not None and self.generations > self.die_after
         try:
+            if dies:
+                self.kill()  # this request, too, gets no answer
+                return
+            if generation and self.delay_s:
+                time.sleep(self.delay_s)
             self.handle(h, body)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client gave up (timeout tests)
+        except OSError:
+            pass  # the client gave up (timeout tests), or the server was killed under the request
+        finally:
+            if generation:
+                with self._lock:
+                    self.in_flight -= 1
 
     def handle(self, h: BaseHTTPRequestHandler, body: Any) -> None:
         raise NotImplementedError

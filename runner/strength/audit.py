@@ -21,12 +21,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import platform
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,6 +32,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from runner.cache import write_atomic, write_once
 from runner.cli import Option, boolean, compose_config, parse_args
 from runner.config import TrackingConfig
 from runner.fingerprint import files_digest
@@ -156,17 +155,10 @@ def _audit_dir(options: AuditOptions) -> Path:
     return Path(options.cache_dir) / "audit"
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    scratch = path.with_name(f"{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    scratch.write_text(text)
-    scratch.replace(path)
-
-
 def _load_cached(path: Path, threshold: float) -> TaskAudit | None:
     try:
         audit = TaskAudit(**json.loads(path.read_text()))
-    except (OSError, json.JSONDecodeError, TypeError):
+    except (OSError, ValueError, TypeError):  # missing, torn or of another shape: a miss
         return None
     return replace(audit, weak=audit.score is None or audit.score < threshold, cached=True)
 
@@ -222,8 +214,10 @@ def audit_tasks(
                 audit = combine(task.id, runs, options.threshold)
             except (mutants.MutationRunError, subprocess.SubprocessError, OSError, ValueError) as exc:
                 audit = _failed(task.id, f"{type(exc).__name__}: {exc}")
-            else:
-                _write_atomic(cache / f"{key}.json", json.dumps(audit.to_dict(), indent=1))
+            else:  # another audit that stored this key first wins (see runner.cache)
+                path = cache / f"{key}.json"
+                if not write_once(path, json.dumps(audit.to_dict(), indent=1).encode()):
+                    audit = _load_cached(path, options.threshold) or audit
             results[task.id] = audit
             if progress:
                 progress(audit)
@@ -268,7 +262,7 @@ def _latest_path(task_set_name: str, cache_dir: str) -> Path:
 def write_latest(audits: Sequence[TaskAudit], task_set_name: str, cache_dir: str = ".cache/runner") -> Path:
     """Record this audit as the latest one of `task_set_name`."""
     path = _latest_path(task_set_name, cache_dir)
-    _write_atomic(path, report_json(audits))
+    write_atomic(path, report_json(audits).encode())
     return path
 
 
@@ -277,10 +271,11 @@ def latest_audit_scores(task_set_name: str, cache_dir: str = ".cache/runner") ->
 
     Tasks whose audit failed or that have no mutants are left out.
     """
-    path = _latest_path(task_set_name, cache_dir)
-    if not path.exists():
+    try:
+        entries = json.loads(_latest_path(task_set_name, cache_dir).read_bytes())
+    except (OSError, ValueError):  # never audited, or the file is unreadable
         return {}
-    return {e["task_id"]: e["score"] for e in json.loads(path.read_text()) if e.get("score") is not None}
+    return {e["task_id"]: e["score"] for e in entries if e.get("score") is not None}
 
 
 def log_to_mlflow(

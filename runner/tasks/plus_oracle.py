@@ -112,8 +112,8 @@ def oracles(requests: list[OracleRequest], cache_dir: str | Path = DEFAULT_CACHE
             found[key] = Oracle(base64.b64decode(value["table"]), float(value["reference_s"]))
     missing = {key: request for key, request in zip(keys, requests, strict=True) if key not in found}
     for key, (table, seconds) in _compute_apart(missing, workers or os.cpu_count() or 1).items():
-        found[key] = Oracle(table, seconds)
-        cache.put("plus_oracle", key, {"table": base64.b64encode(table).decode(), "reference_s": seconds})
+        stored = cache.put("plus_oracle", key, {"table": base64.b64encode(table).decode(), "reference_s": seconds})
+        found[key] = Oracle(base64.b64decode(stored["table"]), float(stored["reference_s"]))
     return [found[key] for key in keys]
 
 

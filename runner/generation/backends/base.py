@@ -49,6 +49,7 @@ class Generation:
     completion_tokens: int
     duration_s: float  # wall time of the request (the successful try)
     raw: dict[str, Any]  # the raw response body (JSON-able)
+    server: str = ""  # the base URL of the server that answered ("" for an in-process model)
 
 
 class BackendError(Exception):

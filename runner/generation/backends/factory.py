@@ -6,18 +6,19 @@ from collections.abc import Callable
 
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends.base import Backend, BackendError
+from runner.generation.backends.server_pool import spread_backend
 
 
 def _ollama(backend: BackendConfig, model: ModelConfig) -> Backend:
     from runner.generation.backends.ollama import OllamaBackend
 
-    return OllamaBackend(backend, model)
+    return spread_backend(OllamaBackend, backend, model)
 
 
 def _openai(backend: BackendConfig, model: ModelConfig) -> Backend:
     from runner.generation.backends.openai import OpenAIBackend
 
-    return OpenAIBackend(backend, model)
+    return spread_backend(OpenAIBackend, backend, model)
 
 
 def _llamacpp(backend: BackendConfig, model: ModelConfig) -> Backend:

@@ -84,6 +84,7 @@ class OllamaBackend:
             completion_tokens=int(final.get("eval_count") or 0),
             duration_s=time.perf_counter() - start,
             raw=raw,
+            server=self.base_url,
         )
 
     async def _read_stream(self, resp: httpx.Response) -> tuple[dict[str, Any], list[str], list[str]]:

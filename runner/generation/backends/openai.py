@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -80,7 +81,8 @@ class OpenAIBackend:
     async def _complete_once(self, body: dict[str, Any]) -> Generation:
         start = time.perf_counter()
         data = await self._request("POST", "/chat/completions", json=body)
-        return chat_completion_generation(data, time.perf_counter() - start, "the server")
+        generation = chat_completion_generation(data, time.perf_counter() - start, self.base_url)
+        return dataclasses.replace(generation, server=self.base_url)
 
     async def _request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         try:
