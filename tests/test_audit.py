@@ -245,6 +245,7 @@ def test_declared_edge_cases_are_checked_against_the_calls_of_each_suite(audits)
     assert sign.edge_cases == {"zero": ["hidden", "properties"], "negative": ["hidden", "properties"], "huge": []}
     assert sign.edge_cases_missed == ["huge"] and sign.edge_case_errors == {}
     assert audit.edge_case_lines([sign]) == ["sign: edge cases not exercised: huge"]
+    assert audit.edge_case_lines([audits["clamp"]]) == ["edge cases: none declared (task field `edge_cases`)"]
     assert json.loads(audit.report_json([sign]))[0]["edge_cases_missed"] == ["huge"]
 
 

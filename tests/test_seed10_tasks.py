@@ -619,6 +619,6 @@ def test_each_task_has_a_wrong_solution_only_hidden_contracts_catch(task_id):
 def test_every_declared_edge_case_is_exercised(task_id, tmp_path):
     task = load_task_file(TASK_DIR / f"{task_id}.yaml")
     assert len(task.edge_cases) >= 6, "declare the classes of input the prompt states"
-    coverage = edge_case_coverage(task, tmp_path)  # the audit's example budget
+    coverage = edge_case_coverage(task, workdir=tmp_path)  # the audit's example budget
     assert coverage.errors == {}
     assert coverage.missed == [], f"no test of {task_id} exercises these declared edge cases"

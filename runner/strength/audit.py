@@ -198,28 +198,22 @@ def _suite_job(task: Task, suite: str, options: AuditOptions) -> mutants.SuiteMu
         return replace(run, diffs=mutants.mutant_diffs(workdir, survivors))
 
 
-def _edge_job(task: Task, options: AuditOptions) -> edge_cases.EdgeCaseCoverage:
-    with tempfile.TemporaryDirectory(prefix=f"runner-audit-{_safe(task.id)}-edge-cases-") as tmp:
-        return edge_cases.edge_case_coverage(task, Path(tmp), options.max_examples)
-
-
 def _with_edge_cases(audit: TaskAudit, coverage: edge_cases.EdgeCaseCoverage) -> TaskAudit:
     return replace(
         audit, edge_cases=coverage.exercised_by, edge_cases_missed=coverage.missed, edge_case_errors=coverage.errors
     )
 
 
-def _failed(task_id: str, error: str | None, weak: bool = True) -> TaskAudit:
-    return TaskAudit(task_id, 0, 0, 0, 0, None, {c: None for c in COLUMNS}, weak, error=error)
+def _unmutated(task_id: str) -> TaskAudit:
+    """The audit of a task when mutmut did not run (mutation=false): no score, not weak."""
+    return TaskAudit(task_id, 0, 0, 0, 0, None, {c: None for c in COLUMNS}, weak=False)
 
 
-_RUN_ERRORS = (
-    mutants.MutationRunError,
-    edge_cases.EdgeCaseRunError,
-    subprocess.SubprocessError,
-    OSError,
-    ValueError,
-)
+def _failed(task_id: str, error: str) -> TaskAudit:
+    return replace(_unmutated(task_id), weak=True, error=error)
+
+
+_RUN_ERRORS = (mutants.MutationRunError, edge_cases.EdgeCaseRunError, subprocess.SubprocessError, OSError, ValueError)
 
 
 def audit_tasks(
@@ -248,7 +242,7 @@ def audit_tasks(
         else:
             pending.append((task, key))
     with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-        edge_runs = {task.id: pool.submit(_edge_job, task, options) for task, _ in pending if task.edge_cases}
+        edge_runs = {t.id: pool.submit(edge_cases.edge_case_coverage, t, options.max_examples) for t, _ in pending}
         futures = {
             task.id: {suite: pool.submit(_suite_job, task, suite, options) for suite in SUITES if suite in task.suites}
             for task, _ in pending
@@ -260,9 +254,8 @@ def audit_tasks(
                     runs = {suite: future.result() for suite, future in futures[task.id].items()}
                     audit = combine(task.id, runs, options.threshold)
                 else:
-                    audit = _failed(task.id, None, weak=False)
-                if task.id in edge_runs:
-                    audit = _with_edge_cases(audit, edge_runs[task.id].result())
+                    audit = _unmutated(task.id)
+                audit = _with_edge_cases(audit, edge_runs[task.id].result())
             except _RUN_ERRORS as exc:
                 audit = _failed(task.id, f"{type(exc).__name__}: {exc}")
             else:
@@ -281,14 +274,20 @@ def _edge_cell(audit: TaskAudit) -> str:
 
 
 def edge_case_lines(audits: Sequence[TaskAudit]) -> list[str]:
-    """One line per task with declared edge cases that no test exercises or whose `when` raised."""
+    """One line per task with declared edge cases that no test exercises or whose `when` raised.
+
+    A single line when there is nothing to report: none missed, or none declared at all.
+    """
     lines = []
     for a in audits:
         if a.edge_cases_missed:
             lines.append(f"{a.task_id}: edge cases not exercised: {', '.join(a.edge_cases_missed)}")
         for name, error in a.edge_case_errors.items():
             lines.append(f"{a.task_id}: edge case {name!r}: its `when` raised {error}")
-    return lines
+    if lines:
+        return lines
+    declared = any(a.edge_cases for a in audits)
+    return ["edge cases not exercised: none" if declared else "edge cases: none declared (task field `edge_cases`)"]
 
 
 def _pct(value: float | None) -> str:
@@ -389,21 +388,12 @@ OPTIONS = (
     Option("timeout_s", "time limit of one suite run against one mutant", default=5.0, type=float, metavar="S"),
     Option("max_examples", "hypothesis examples per property test", default=100, type=int, metavar="N"),
     Option("cache", "reuse cached audits", default=True, type=boolean, metavar="BOOL"),
-    Option(
-        "mutation",
-        "run mutmut (false: only the declared edge cases' check)",
-        default=True,
-        type=boolean,
-        metavar="BOOL",
-    ),  # fmt: skip
+    Option("mutation", "run mutmut (false: only the edge-case check)", default=True, type=boolean, metavar="BOOL"),
 )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry: audit a task set, print the table, write the reports; exit 1 if any audit failed.
-
-    (An edge case whose `when` raised is a failure too: the declaration needs mending.)
-    """
+    """CLI entry: audit a task set, print the table, write the reports; exit 1 if an audit or a `when` failed."""
     from runner.tasks import load_task_set
     from runner.validation import typed_config
 
@@ -436,22 +426,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     for a in audits:
         for s in a.surviving:
             print(f"\n# {a.task_id}: surviving {s['mutant']}\n{s['diff']}")
-    edge_lines = edge_case_lines(audits)
-    print("\n" + "\n".join(edge_lines or ["edge cases not exercised: none"]))
+    print("\n" + "\n".join(edge_case_lines(audits)))
     report = Path(opts["out"]) if "out" in opts else None
     if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(report_json(audits))
-    if options.mutation:  # an edge-case-only audit has no scores: it never replaces the latest audit
+    if options.mutation:  # an edge-case-only audit has no scores: not the latest audit, not logged
         latest = write_latest(audits, name, options.cache_dir)
         report = report or latest
-    if report is not None:
         print(f"\nreport: {report}")
-    if cfg.tracking.enabled and options.mutation:
-        run_id = log_to_mlflow(audits, cfg.tracking, name, options.threshold, report, seconds)
-        print(f"mlflow run {run_id} in experiment {cfg.tracking.experiment}-audit")
-    if options.mutation:
+        if cfg.tracking.enabled:
+            run_id = log_to_mlflow(audits, cfg.tracking, name, options.threshold, report, seconds)
+            print(f"mlflow run {run_id} in experiment {cfg.tracking.experiment}-audit")
         weak = [a.task_id for a in audits if a.weak and not a.error]
         print(f"weak tasks (score < {options.threshold:g}): {', '.join(weak) or 'none'}")
+    elif report is not None:
+        print(f"\nreport: {report}")
     print(f"audit took {time.monotonic() - started:.1f}s")
     return 1 if any(a.error or a.edge_case_errors for a in audits) else 0

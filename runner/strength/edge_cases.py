@@ -9,7 +9,8 @@ modules the suites have in scope, plus `unicodedata`, by name), and logs
 the first call of each suite that satisfies it. A declared case that no call of any suite satisfied
 is "not exercised". Calls of `reference.<entry point>` (differential properties) are not recorded:
 they are the oracle's inputs, never the candidate's. A `when` that raises is an error of the
-declaration, reported with the exception, never counted as a match.
+declaration, reported with the exception, never counted as a match; a `when` must not change the
+arguments it reads (it sees the objects the test passes, before the call).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,7 +46,10 @@ def _record_edge_cases(function, cases, log_path):
 
     def check(args, kwargs):
         test = os.environ.get("PYTEST_CURRENT_TEST", "").split("::")[0]
-        bound = signature.bind(*args, **kwargs)
+        try:
+            bound = signature.bind(*args, **kwargs)
+        except TypeError:
+            return  # a call that does not fit the signature: the call itself raises
         bound.apply_defaults()
         for name, code in compiled:
             if (name, test) in logged:
@@ -115,9 +120,17 @@ def read_log(task: Task, log_path: Path) -> EdgeCaseCoverage:
 
 
 def edge_case_coverage(
-    task: Task, workdir: Path, max_examples: int = 100, timeout_s: float = 600.0
+    task: Task, max_examples: int = 100, timeout_s: float = 600.0, workdir: Path | None = None
 ) -> EdgeCaseCoverage:
-    """Run every suite of `task` once against its recorded reference in `workdir`; which cases were exercised."""
+    """Run every suite of `task` once against its recorded reference; which declared cases were exercised.
+
+    The run happens in `workdir`, or in a scratch directory removed afterwards; none for a task with no cases.
+    """
+    if not task.edge_cases:
+        return EdgeCaseCoverage({})
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="runner-edge-cases-") as tmp:
+            return edge_case_coverage(task, max_examples, timeout_s, Path(tmp))
     log_path = workdir / LOG_NAME
     files = write_workspace(task, workdir, recorder_source(task, log_path), max_examples)
     (workdir / "pytest.ini").write_text("[pytest]\n")  # keeps pytest from reading configuration above workdir
