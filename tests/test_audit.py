@@ -11,7 +11,7 @@ from runner.cli import UsageError, parse_args
 from runner.strength import audit, mutants
 from runner.strength.audit import AuditOptions, audit_tasks
 from runner.strength.mutants import SuiteMutation
-from runner.tasks.model import Task
+from runner.tasks.model import EdgeCase, Task
 
 SIGN = Task(
     id="sign",
@@ -26,6 +26,7 @@ SIGN = Task(
             "@given(st.integers(-3, 3))\ndef test_matches_reference(x):\n    assert sign(x) == reference.sign(x)\n"
         ),
     },
+    edge_cases=(EdgeCase("zero", "x == 0"), EdgeCase("negative", "x < 0"), EdgeCase("huge", "abs(x) > 10**6")),
 )
 
 CLAMP = Task(
@@ -126,6 +127,7 @@ def test_second_run_hits_the_cache_without_mutmut(audits, cache_dir, monkeypatch
 def test_cache_key_follows_suites_and_budget():
     base = AuditOptions()
     key = audit.audit_key(SIGN, base)
+    assert audit.audit_key(Task(**{**SIGN.__dict__, "edge_cases": SIGN.edge_cases[:1]}), base) != key
     harder = Task(**{**SIGN.__dict__, "suites": {**SIGN.suites, "visible": "def test_x():\n    pass\n"}})
     assert audit.audit_key(harder, base) != key
     assert audit.audit_key(SIGN, AuditOptions(max_examples=5)) != key
@@ -150,9 +152,10 @@ def test_table_lists_every_task(audits):
     table = audit.format_table(list(audits.values()))
     lines = table.splitlines()
     assert lines[0].split() == [
-        "task", "mutants", "killed", "survived", "timeout", "score", "visible", "hidden", "properties", "weak",
+        "task", "mutants", "killed", "survived", "timeout", "score", "visible", "hidden", "properties", "edge", "weak",
     ]  # fmt: skip
     assert any(line.startswith("clamp") and line.rstrip().endswith("WEAK") for line in lines)
+    assert any(line.startswith("sign") and line.split()[-1] == "2/3" for line in lines)
     assert any(line.startswith("broken") and line.rstrip().endswith("ERROR") for line in lines)
 
 
@@ -184,7 +187,7 @@ def test_arguments_split_into_options_and_config_overrides():
     argv = ["task_set=seed10", "out=/tmp/x.json", "threshold=0.8", "cache=false", "tracking=off"]
     options, overrides = parse_args(argv, audit.OPTIONS, "runner.audit", "")
     assert options == {"out": "/tmp/x.json", "threshold": 0.8, "workers": 2, "timeout_s": 5.0,
-                       "max_examples": 100, "cache": False}  # fmt: skip
+                       "max_examples": 100, "cache": False, "mutation": True}  # fmt: skip
     assert overrides == ["task_set=seed10", "tracking=off"]
     with pytest.raises(UsageError, match="threshold"):
         parse_args(["threshold=high"], audit.OPTIONS, "runner.audit", "")
@@ -232,4 +235,63 @@ def test_audit_is_logged_as_one_mlflow_run(audits, tmp_path, monkeypatch):
     assert run.data.metrics["score.sign"] == audits["sign"].score
     assert run.data.metrics["score.clamp"] == audits["clamp"].score
     assert run.data.metrics["weak_tasks"] == 1
+    assert run.data.metrics["edge_cases_missed.sign"] == 1 and "edge_cases_missed.clamp" not in run.data.metrics
     assert [f.path for f in mlflow.artifacts.list_artifacts(run_id=run_id)] == ["audit.json"]
+
+
+def test_declared_edge_cases_are_checked_against_the_calls_of_each_suite(audits):
+    sign = audits["sign"]
+    # visible calls sign(7) only; hidden calls -2..2; the property draws -3..3
+    assert sign.edge_cases == {"zero": ["hidden", "properties"], "negative": ["hidden", "properties"], "huge": []}
+    assert sign.edge_cases_missed == ["huge"] and sign.edge_case_errors == {}
+    assert audit.edge_case_lines([sign]) == ["sign: edge cases not exercised: huge"]
+    assert audit.edge_case_lines([audits["clamp"]]) == ["edge cases: none declared (task field `edge_cases`)"]
+    assert json.loads(audit.report_json([sign]))[0]["edge_cases_missed"] == ["huge"]
+
+
+FACTORIAL = Task(
+    id="factorial",
+    entry_point="factorial",
+    prompt="Return n! for n >= 0.",
+    reference="def factorial(n):\n    return 1 if n == 0 else n * factorial(n - 1)\n",
+    suites={
+        "visible": "def test_five():\n    assert factorial(5) == 120\n",
+        # the oracle is called with 0, the candidate never is
+        "properties": (
+            "@given(st.just(0))\ndef test_oracle(n):\n    assert reference.factorial(n) == 1 == factorial(1)\n"
+        ),
+    },
+    edge_cases=(EdgeCase("zero", "n == 0"), EdgeCase("one", "n == 1"), EdgeCase("broken", "n.real.nope")),
+)
+
+
+def test_only_the_tests_own_calls_count_and_a_raising_when_is_an_error(tmp_path):
+    # factorial(5) recurses down to factorial(0), and the property asks the oracle for 0: neither
+    # is a test calling the candidate with 0, so `zero` is not exercised.
+    options = AuditOptions(mutation=False, max_examples=10, cache_dir=str(tmp_path))
+    (result,) = audit_tasks([FACTORIAL], options)
+    assert result.edge_cases == {"zero": [], "one": ["properties"], "broken": []}
+    assert result.edge_cases_missed == ["zero", "broken"]
+    assert result.edge_case_errors == {"broken": "visible: AttributeError: 'int' object has no attribute 'nope'"}
+    assert result.score is None and not result.weak and result.error is None
+    assert not (tmp_path / "audit").exists()  # an edge-case-only audit is never cached
+
+
+def test_cli_without_mutation_reports_the_edge_cases_only(tmp_path, capsys):
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    entry = {k: getattr(SIGN, k) for k in ("id", "entry_point", "prompt", "reference")}
+    cases = [{"name": c.name, "when": c.when} for c in SIGN.edge_cases]
+    (tasks / "sign.yaml").write_text(json.dumps({**entry, "suites": dict(SIGN.suites), "edge_cases": cases}))
+    out = tmp_path / "report.json"
+    args = [f"task_set.path={tasks}", "task_set.name=tiny", "tracking=off", f"cache_dir={tmp_path}", f"out={out}"]
+    assert audit.main([*args, "mutation=false", "max_examples=10"]) == 0
+    printed = capsys.readouterr().out
+    assert "sign: edge cases exercised 2/3" in printed
+    assert "sign: edge cases not exercised: huge" in printed and "weak tasks" not in printed
+    assert json.loads(out.read_text())[0]["edge_cases"]["zero"] == ["hidden", "properties"]
+    assert audit.latest_audit_scores("tiny", str(tmp_path)) == {}
+    cases.append({"name": "broken", "when": "x.nope"})
+    (tasks / "sign.yaml").write_text(json.dumps({**entry, "suites": dict(SIGN.suites), "edge_cases": cases}))
+    assert audit.main([*args, "mutation=false", "max_examples=10"]) == 1
+    assert "sign: edge case 'broken': its `when` raised visible: AttributeError" in capsys.readouterr().out

@@ -102,3 +102,39 @@ def test_a_directory_named_like_a_task_is_a_task_error(tmp_path):
     (tmp_path / "x.yaml").mkdir()
     with pytest.raises(TaskError, match=r"x\.yaml: is not a file"):
         load_task_dir(tmp_path)
+
+
+EDGE_CASES = """edge_cases:
+  - name: negative numbers
+    when: a < 0 or b < 0
+"""
+
+
+def test_edge_cases_load_and_leave_the_content_hash_alone(tmp_path):
+    plain = load_task_file(FIXTURES / "good.yaml")
+    (tmp_path / "edgy.yaml").write_text((FIXTURES / "good.yaml").read_text() + EDGE_CASES)
+    edgy = load_task_file(tmp_path / "edgy.yaml")
+    assert [(c.name, c.when) for c in edgy.edge_cases] == [("negative numbers", "a < 0 or b < 0")]
+    assert plain.edge_cases == ()
+    # only the audit reads them: verdicts (and the caches keyed by the content hash) do not depend on them
+    assert edgy.content_hash() == plain.content_hash()
+
+
+@pytest.mark.parametrize(
+    ("block", "field", "words"),
+    [
+        ("edge_cases: {a: 1}\n", "edge_cases", "must be a list"),
+        ("edge_cases: [a < 0]\n", "edge_cases[0]", "must be a mapping with keys name and when"),
+        ("edge_cases:\n  - name: x\n", "when", "missing required field at edge_cases[0]"),
+        ("edge_cases:\n  - {name: x, when: a, why: y}\n", "why", "unknown field at edge_cases[0]"),
+        ("edge_cases:\n  - {name: '', when: a}\n", "edge_cases[0].name", "non-empty string"),
+        ("edge_cases:\n  - {name: x, when: a}\n  - {name: x, when: b}\n", "edge_cases[1].name", "duplicate edge case"),
+        ("edge_cases:\n  - {name: x, when: 'a <'}\n", "edge_cases[0].when", "is not a Python expression"),
+        ("edge_cases:\n  - {name: x, when: 'b = 1'}\n", "edge_cases[0].when", "is not a Python expression"),
+    ],
+)
+def test_bad_edge_cases_are_rejected_with_the_field(tmp_path, block, field, words):
+    (tmp_path / "edgy.yaml").write_text((FIXTURES / "good.yaml").read_text() + block)
+    with pytest.raises(TaskError) as info:
+        load_task_file(tmp_path / "edgy.yaml")
+    assert info.value.field == field and words in str(info.value)

@@ -8,7 +8,8 @@ Plugin autoloading is off, with hypothesis's plugin loaded explicitly: the venv'
 (hydra's, anyio's) cost about a second per run and nothing the suites need.
 Then plausible wrong implementations, written inline below, must fail the suites; for each task at
 least one of them passes `visible` and is caught only by `hidden` or `properties`, which shows the
-hidden suites carry contracts the visible one does not.
+hidden suites carry contracts the visible one does not. Every task declares the edge cases its prompt
+states, and some test of its suites exercises each one (the check `runner.audit` reports).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import yaml
 
 from runner.config import GateConfig
 from runner.judging.gate import check_gate
+from runner.strength.edge_cases import edge_case_coverage
 from runner.suites.hypothesis_profile import conftest_source
 from runner.suites.suite_module import build_suite_module, suite_file_name
 from runner.tasks.loader import load_task_file
@@ -51,8 +53,8 @@ EXPECTED_IDS = {
     "moving_average",
     "grid_shortest_path",
 }
-TOP_LEVEL_KEYS = {"id", "entry_point", "signature", "prompt", "reference", "suites", "tags", "created"}
-REQUIRED_KEYS = TOP_LEVEL_KEYS - {"tags", "created"}
+TOP_LEVEL_KEYS = {"id", "entry_point", "signature", "prompt", "reference", "suites", "tags", "created", "edge_cases"}
+REQUIRED_KEYS = TOP_LEVEL_KEYS - {"tags", "created", "edge_cases"}
 MAX_EXAMPLES = 50
 RUN_TIMEOUT_S = 120
 PLUGINS = ("-p", "_hypothesis_pytestplugin")
@@ -611,3 +613,12 @@ def test_wrong_implementation_is_caught(task_id, name):
 def test_each_task_has_a_wrong_solution_only_hidden_contracts_catch(task_id):
     assert len(WRONG[task_id]) >= 2
     assert any(sneaky for sneaky, _ in WRONG[task_id].values())
+
+
+@pytest.mark.parametrize("task_id", TASK_IDS)
+def test_every_declared_edge_case_is_exercised(task_id, tmp_path):
+    task = load_task_file(TASK_DIR / f"{task_id}.yaml")
+    assert len(task.edge_cases) >= 6, "declare the classes of input the prompt states"
+    coverage = edge_case_coverage(task, workdir=tmp_path)  # the audit's example budget
+    assert coverage.errors == {}
+    assert coverage.missed == [], f"no test of {task_id} exercises these declared edge cases"

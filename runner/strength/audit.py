@@ -8,13 +8,18 @@ of a fourth run. A mutant that times out counts as killed, as in mutmut's own sc
 
     score = (killed + timeout) / mutants
 
-A task is weak when its `all` score is below the threshold. Results are cached per task under
-`<cache_dir>/audit/<hash>.json`, keyed by the reference, the suites, the example budget, the time
-limit, the mutmut and hypothesis versions and the audit's own code; the last audit of a task set is
-also written to `<cache_dir>/audit/latest-<task_set>.json` (see `latest_audit_scores`).
+A task is weak when its `all` score is below the threshold. The audit also runs the suites once
+against the reference with every call recorded, and reports each of the task's declared edge cases
+(the YAML field `edge_cases`) that no test exercises (see runner.strength.edge_cases); `mutation=false`
+runs only that check (fast: no mutmut, nothing cached or recorded as the latest audit). Results are
+cached per task under `<cache_dir>/audit/<hash>.json`, keyed by the reference, the suites, the
+declared edge cases, the example budget, the time limit, the mutmut and hypothesis versions and the
+audit's own code; the last audit of a task set is also written to
+`<cache_dir>/audit/latest-<task_set>.json` (see `latest_audit_scores`).
 
     python -m runner.audit task_set=seed10 [out=FILE] [threshold=0.9] [workers=2] [timeout_s=5]
-                           [max_examples=100] [cache=true] [any other config override, e.g. tracking=off]
+                           [max_examples=100] [cache=true] [mutation=true]
+                           [any other config override, e.g. tracking=off]
 """
 
 from __future__ import annotations
@@ -36,7 +41,7 @@ from runner.cache import write_atomic, write_once
 from runner.cli import Option, boolean, compose_config, parse_args
 from runner.config import TrackingConfig
 from runner.fingerprint import files_digest
-from runner.strength import mutants
+from runner.strength import edge_cases, mutants
 from runner.suites import hypothesis_profile
 from runner.tasks.model import SUITES, Task
 
@@ -56,6 +61,7 @@ class AuditOptions:
     max_examples: int = 100
     cache_dir: str = ".cache/runner"
     use_cache: bool = True
+    mutation: bool = True
 
 
 @dataclass(frozen=True)
@@ -75,6 +81,11 @@ class TaskAudit:
     error: str | None = None
     seconds: float = 0.0
     cached: bool = False
+    edge_cases: dict[str, list[str]] = field(default_factory=dict)
+    """Each declared edge case -> the suites whose tests exercise it (empty: no test does)."""
+    edge_cases_missed: list[str] = field(default_factory=list)
+    edge_case_errors: dict[str, str] = field(default_factory=dict)
+    """Declared edge cases whose `when` expression raised, with the exception."""
 
     def to_dict(self) -> dict[str, Any]:
         """The audit as one entry of the JSON report."""
@@ -129,7 +140,7 @@ def _mutant_order(name: str) -> tuple[str, int]:
 def _code_fingerprint() -> str:
     from runner.suites import candidate_guard, suite_module
 
-    modules = (mutants, hypothesis_profile, candidate_guard, suite_module)
+    modules = (mutants, edge_cases, hypothesis_profile, candidate_guard, suite_module)
     return files_digest((Path(module.__file__) for module in modules), AUDIT_VERSION)
 
 
@@ -148,6 +159,8 @@ def audit_key(task: Task, options: AuditOptions) -> str:
         "python": platform.python_version(),
         "code": _code_fingerprint(),
     }
+    if task.edge_cases:
+        payload["edge_cases"] = [[case.name, case.when] for case in task.edge_cases]
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -177,8 +190,22 @@ def _suite_job(task: Task, suite: str, options: AuditOptions) -> mutants.SuiteMu
         return replace(run, diffs=mutants.mutant_diffs(workdir, survivors))
 
 
+def _with_edge_cases(audit: TaskAudit, coverage: edge_cases.EdgeCaseCoverage) -> TaskAudit:
+    return replace(
+        audit, edge_cases=coverage.exercised_by, edge_cases_missed=coverage.missed, edge_case_errors=coverage.errors
+    )
+
+
+def _unmutated(task_id: str) -> TaskAudit:
+    """The audit of a task when mutmut did not run (mutation=false): no score, not weak."""
+    return TaskAudit(task_id, 0, 0, 0, 0, None, {c: None for c in COLUMNS}, weak=False)
+
+
 def _failed(task_id: str, error: str) -> TaskAudit:
-    return TaskAudit(task_id, 0, 0, 0, 0, None, {c: None for c in COLUMNS}, True, error=error)
+    return replace(_unmutated(task_id), weak=True, error=error)
+
+
+_RUN_ERRORS = (mutants.MutationRunError, edge_cases.EdgeCaseRunError, subprocess.SubprocessError, OSError, ValueError)
 
 
 def audit_tasks(
@@ -189,14 +216,17 @@ def audit_tasks(
     """Audit every task, reusing cached results; returns the audits in task order.
 
     Each (task, suite) pair is one mutmut process in its own scratch directory with its own pytest
-    `--basetemp` and `--max-children 1`; up to `options.workers` of them run at once.
+    `--basetemp` and `--max-children 1`; up to `options.workers` of them run at once, beside each
+    task's edge-case run (one pytest process). With `options.mutation` off only the edge-case runs
+    happen and nothing is cached.
     """
     cache = _audit_dir(options)
     results: dict[str, TaskAudit] = {}
     pending: list[tuple[Task, str]] = []
     for task in tasks:
         key = audit_key(task, options)
-        cached = _load_cached(cache / f"{key}.json", options.threshold) if options.use_cache else None
+        use_cache = options.use_cache and options.mutation
+        cached = _load_cached(cache / f"{key}.json", options.threshold) if use_cache else None
         if cached is not None:
             results[task.id] = cached
             if progress:
@@ -204,24 +234,54 @@ def audit_tasks(
         else:
             pending.append((task, key))
     with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+        edge_runs = {t.id: pool.submit(edge_cases.edge_case_coverage, t, options.max_examples) for t, _ in pending}
         futures = {
             task.id: {suite: pool.submit(_suite_job, task, suite, options) for suite in SUITES if suite in task.suites}
             for task, _ in pending
+            if options.mutation
         }
         for task, key in pending:
             try:
-                runs = {suite: future.result() for suite, future in futures[task.id].items()}
-                audit = combine(task.id, runs, options.threshold)
-            except (mutants.MutationRunError, subprocess.SubprocessError, OSError, ValueError) as exc:
+                if options.mutation:
+                    runs = {suite: future.result() for suite, future in futures[task.id].items()}
+                    audit = combine(task.id, runs, options.threshold)
+                else:
+                    audit = _unmutated(task.id)
+                audit = _with_edge_cases(audit, edge_runs[task.id].result())
+            except _RUN_ERRORS as exc:
                 audit = _failed(task.id, f"{type(exc).__name__}: {exc}")
-            else:  # another audit that stored this key first wins (see runner.cache)
-                path = cache / f"{key}.json"
-                if not write_once(path, json.dumps(audit.to_dict(), indent=1).encode()):
-                    audit = _load_cached(path, options.threshold) or audit
+            else:
+                if options.mutation:  # another audit that stored this key first wins (see runner.cache)
+                    path = cache / f"{key}.json"
+                    if not write_once(path, json.dumps(audit.to_dict(), indent=1).encode()):
+                        audit = _load_cached(path, options.threshold) or audit
             results[task.id] = audit
             if progress:
                 progress(audit)
     return [results[t.id] for t in tasks]
+
+
+def _edge_cell(audit: TaskAudit) -> str:
+    """Declared edge cases exercised / declared ("-": none declared)."""
+    declared = len(audit.edge_cases)
+    return f"{declared - len(audit.edge_cases_missed)}/{declared}" if declared else "-"
+
+
+def edge_case_lines(audits: Sequence[TaskAudit]) -> list[str]:
+    """One line per task with declared edge cases that no test exercises or whose `when` raised.
+
+    A single line when there is nothing to report: none missed, or none declared at all.
+    """
+    lines = []
+    for a in audits:
+        if a.edge_cases_missed:
+            lines.append(f"{a.task_id}: edge cases not exercised: {', '.join(a.edge_cases_missed)}")
+        for name, error in a.edge_case_errors.items():
+            lines.append(f"{a.task_id}: edge case {name!r}: its `when` raised {error}")
+    if lines:
+        return lines
+    declared = any(a.edge_cases for a in audits)
+    return ["edge cases not exercised: none" if declared else "edge cases: none declared (task field `edge_cases`)"]
 
 
 def _pct(value: float | None) -> str:
@@ -234,7 +294,8 @@ def _cell(row: tuple[str, ...], index: int, width: int) -> str:
 
 def format_table(audits: Sequence[TaskAudit]) -> str:
     """A plain-text table: one row per task, per-suite scores side by side."""
-    header = ("task", "mutants", "killed", "survived", "timeout", "score", "visible", "hidden", "properties", "weak")
+    header = ("task", "mutants", "killed", "survived", "timeout", "score", "visible", "hidden", "properties", "edge",
+              "weak")  # fmt: skip
     rows = [header]
     for a in audits:
         s = a.score_by_suite
@@ -242,7 +303,7 @@ def format_table(audits: Sequence[TaskAudit]) -> str:
         rows.append(
             (a.task_id, str(a.mutants), str(a.killed), str(a.survived), str(a.timeout), _pct(a.score))
             + tuple(_pct(s.get(c)) for c in ("visible", "hidden", "properties"))
-            + (weak,)
+            + (_edge_cell(a), weak)
         )
     widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
     lines = ["  ".join(_cell(r, i, w) for i, w in enumerate(widths)) for r in rows]
@@ -299,6 +360,10 @@ def log_to_mlflow(
     with mlflow.start_run(experiment_id=experiment_id, run_name=f"audit-{task_set_name}") as run:
         mlflow.log_params({"task_set": task_set_name, "threshold": threshold, "tasks": len(audits)})
         metrics: dict[str, float] = {"weak_tasks": sum(a.weak for a in audits), "audit_seconds": seconds}
+        metrics["edge_cases_missed"] = sum(len(a.edge_cases_missed) for a in audits)
+        for a in audits:
+            if a.edge_cases:
+                metrics[f"edge_cases_missed.{a.task_id}"] = len(a.edge_cases_missed)
         for a in scored:
             metrics[f"score.{a.task_id}"] = a.score
             for suite in ("visible", "hidden", "properties"):
@@ -318,11 +383,12 @@ OPTIONS = (
     Option("timeout_s", "time limit of one suite run against one mutant", default=5.0, type=float, metavar="S"),
     Option("max_examples", "hypothesis examples per property test", default=100, type=int, metavar="N"),
     Option("cache", "reuse cached audits", default=True, type=boolean, metavar="BOOL"),
+    Option("mutation", "run mutmut (false: only the edge-case check)", default=True, type=boolean, metavar="BOOL"),
 )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """CLI entry: audit a task set, print the table, write the reports; exit 1 if any audit failed."""
+    """CLI entry: audit a task set, print the table, write the reports; exit 1 if an audit or a `when` failed."""
     from runner.tasks import load_task_set
     from runner.validation import typed_config
 
@@ -337,14 +403,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_examples=opts["max_examples"],
         cache_dir=str(cfg.cache_dir),
         use_cache=opts["cache"],
+        mutation=opts["mutation"],
     )
     tasks = load_task_set(cfg.task_set, cfg.cache_dir)
     name = str(cfg.task_set.name)
-    print(f"auditing {len(tasks)} tasks of {name} with mutmut {mutants.mutmut_version()} ({options.workers} workers)")
+    what = f"mutmut {mutants.mutmut_version()}" if options.mutation else "the edge-case check only (mutation=false)"
+    print(f"auditing {len(tasks)} tasks of {name} with {what} ({options.workers} workers)")
 
     def progress(a: TaskAudit) -> None:
         state = "cached" if a.cached else f"{a.seconds:.0f}s"
-        print(f"  {a.task_id}: {_pct(a.score)} ({state})" + (f" ERROR {a.error}" if a.error else ""), flush=True)
+        result = f"{_pct(a.score)} ({state})" if options.mutation else f"edge cases exercised {_edge_cell(a)}"
+        print(f"  {a.task_id}: {result}" + (f" ERROR {a.error}" if a.error else ""), flush=True)
 
     audits = audit_tasks(tasks, options, progress)
     seconds = time.monotonic() - started
@@ -352,16 +421,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     for a in audits:
         for s in a.surviving:
             print(f"\n# {a.task_id}: surviving {s['mutant']}\n{s['diff']}")
-    latest = write_latest(audits, name, options.cache_dir)
-    report = Path(opts["out"]) if "out" in opts else latest
-    if "out" in opts:
+    print("\n" + "\n".join(edge_case_lines(audits)))
+    report = Path(opts["out"]) if "out" in opts else None
+    if report is not None:
         report.parent.mkdir(parents=True, exist_ok=True)
         report.write_text(report_json(audits))
-    print(f"\nreport: {report}")
-    if cfg.tracking.enabled:
-        run_id = log_to_mlflow(audits, cfg.tracking, name, options.threshold, report, seconds)
-        print(f"mlflow run {run_id} in experiment {cfg.tracking.experiment}-audit")
-    weak = [a.task_id for a in audits if a.weak and not a.error]
-    print(f"weak tasks (score < {options.threshold:g}): {', '.join(weak) or 'none'}")
+    if options.mutation:  # an edge-case-only audit has no scores: not the latest audit, not logged
+        latest = write_latest(audits, name, options.cache_dir)
+        report = report or latest
+        print(f"\nreport: {report}")
+        if cfg.tracking.enabled:
+            run_id = log_to_mlflow(audits, cfg.tracking, name, options.threshold, report, seconds)
+            print(f"mlflow run {run_id} in experiment {cfg.tracking.experiment}-audit")
+        weak = [a.task_id for a in audits if a.weak and not a.error]
+        print(f"weak tasks (score < {options.threshold:g}): {', '.join(weak) or 'none'}")
+    elif report is not None:
+        print(f"\nreport: {report}")
     print(f"audit took {time.monotonic() - started:.1f}s")
-    return 1 if any(a.error for a in audits) else 0
+    return 1 if any(a.error or a.edge_case_errors for a in audits) else 0

@@ -9,10 +9,10 @@ from typing import Any
 
 import yaml
 
-from runner.tasks.model import SUITES, Task
+from runner.tasks.model import SUITES, EdgeCase, Task
 
 REQUIRED = ("id", "entry_point", "prompt", "reference", "suites")
-OPTIONAL = ("signature", "tags", "created", "extra_entry_points")
+OPTIONAL = ("signature", "tags", "created", "extra_entry_points", "edge_cases")
 
 
 class TaskError(ValueError):
@@ -59,6 +59,7 @@ def load_task_file(path: str | Path) -> Task:
         created=_load_date(path, data.get("created")),
         source=str(path),
         extra_entry_points=extra,
+        edge_cases=_load_edge_cases(path, data.get("edge_cases", [])),
     )
 
 
@@ -109,6 +110,29 @@ def _load_suites(path: Path, suites: Any) -> dict[str, str]:
             raise TaskError(path, field, "defines no test; add top-level `def test_...():` functions")
         loaded[name] = source
     return loaded
+
+
+def _load_edge_cases(path: Path, value: Any) -> tuple[EdgeCase, ...]:
+    if not isinstance(value, list):
+        raise TaskError(path, "edge_cases", "must be a list of {name: ..., when: <expression over the arguments>}")
+    cases, names = [], set()
+    for index, item in enumerate(value):
+        field = f"edge_cases[{index}]"
+        if not isinstance(item, dict):
+            raise TaskError(path, field, "must be a mapping with keys name and when")
+        _check_keys(path, item, ("name", "when"), (), field)
+        for key in ("name", "when"):
+            if not (isinstance(item[key], str) and item[key].strip()):
+                raise TaskError(path, f"{field}.{key}", "must be a non-empty string")
+        if item["name"] in names:
+            raise TaskError(path, f"{field}.name", f"duplicate edge case {item['name']!r}; give each its own name")
+        try:
+            ast.parse(item["when"], mode="eval")
+        except SyntaxError as exc:
+            raise TaskError(path, f"{field}.when", f"is not a Python expression: {exc.msg}") from None
+        names.add(item["name"])
+        cases.append(EdgeCase(item["name"], item["when"]))
+    return tuple(cases)
 
 
 def _check_reference(path: Path, source: str, entry_points: tuple[str, ...]) -> None:

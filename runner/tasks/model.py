@@ -13,6 +13,19 @@ SUITES = ("visible", "hidden", "properties")
 
 
 @dataclass(frozen=True)
+class EdgeCase:
+    """A class of input a task's prompt states, declared so the audit can check that some test exercises it.
+
+    `when` is a Python expression over the entry point's parameter names (e.g. `"\\n" in s`,
+    `len(nums) == 0`; builtins and the suites' helper modules in scope), true for the calls that
+    belong to the case.
+    """
+
+    name: str
+    when: str
+
+
+@dataclass(frozen=True)
 class Task:
     """A task as loaded from YAML or imported from a benchmark.
 
@@ -35,6 +48,8 @@ class Task:
     """Data files shipped into every job of the task (e.g. the plus inputs' table, tasks.plus_oracle)."""
     time_limit_s: float = 0.0
     """A suite time limit above the sandbox's, for a task whose reference itself is slow (0: none)."""
+    edge_cases: tuple[EdgeCase, ...] = ()
+    """Declared edge cases (the YAML field `edge_cases`); only the audit reads them, so not in the content hash."""
 
     def content_hash(self) -> str:
         """Hash of everything that determines this task's verdicts (not its file location)."""
