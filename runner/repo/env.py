@@ -155,8 +155,8 @@ class Environments:
             self._uv_run(["pip", "install", "--quiet", "--link-mode", "copy", "--python", str(tmp / "bin" / "python"),
                           *pins], "install " + " ".join(pins))  # fmt: skip
             if not runs_unprivileged(str(tmp / "bin" / "python"), "import pytest"):
-                raise EnvError(f"an unprivileged uid cannot use the environment in {self.env_dir}; set "
-                               "repo.env_dir to a directory every user may read (e.g. /var/tmp/runner-envs)")  # fmt: skip
+                raise EnvError(f"an unprivileged uid cannot use the environment in {self.env_dir}; set repo.env_dir "
+                               "to a directory every user may read (e.g. /var/tmp/runner-envs)")  # fmt: skip
             mark = {"python": self.python, "version": self._version, "pytest": harness_pytest(),
                     "requirements": list(requirements)}  # fmt: skip
             (tmp / ENV_MARK).write_text(json.dumps(mark, indent=2) + "\n")
@@ -171,4 +171,5 @@ class Environments:
             raise EnvError(f"uv could not {what}: {exc}") from None
         if done.returncode != 0:
             lines = [line.strip() for line in done.stderr.splitlines() if line.strip()]
-            raise EnvError(f"uv could not {what}: {' | '.join(lines[-3:]) or 'exit code %d' % done.returncode}")
+            said = " | ".join(lines[-3:]) or f"exit code {done.returncode}"
+            raise EnvError(f"uv could not {what}: {said}")

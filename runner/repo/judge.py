@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from runner.sandbox.pool import WorkerPool
 
 
-def run_tests(task: RepoTask, files: dict[str, bytes], pool: WorkerPool, python: str, timeout_s: float) -> RepoRunResult:
+def run_tests(task: RepoTask, files: dict[str, bytes], pool: WorkerPool, python: str,
+              timeout_s: float) -> RepoRunResult:  # fmt: skip
     """One sandboxed test run of the task's demanded node ids on `files`; a run that timed out runs once more."""
     job = RepoRun(files=files, python=python, node_ids=task.demanded, timeout_s=task.test_timeout_s or timeout_s)
     run = pool.run_repo(job)

@@ -164,7 +164,8 @@ def main() -> int:
     sys.addaudithook(_audit(send))
     sys.path.insert(0, os.getcwd())  # as `python -m pytest` does: the repo is importable from its root
     args = [*config["files"], "-q", "-p", "no:cacheprovider", "-p", "no:randomly", "-p", "no:xdist",
-            "--continue-on-collection-errors", f"--rootdir={os.getcwd()}", f"--basetemp={config['basetemp']}"]  # fmt: skip
+            "--continue-on-collection-errors", f"--rootdir={os.getcwd()}",
+            f"--basetemp={config['basetemp']}"]  # fmt: skip
     code = int(pytest.main(args, plugins=[reporter]))
     changed = _changed(snapshot)
     changed += [f"the reporter's {k} was changed" for k, v in members.items() if vars(Reporter).get(k) is not v]
