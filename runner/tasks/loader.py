@@ -71,7 +71,7 @@ def load_task_dir(directory: str | Path) -> list[Task | RepoTask]:
         raise TaskError(directory, None, "contains no *.yaml task files and no task directories (with a task.yaml)")
     tasks, seen = [], {}
     for entry in entries:
-        task = load_repo_task(entry) if entry.is_dir() else load_task_file(entry)
+        task = load_repo_task(entry) if is_repo_task_dir(entry) else load_task_file(entry)
         if task.id in seen:
             raise TaskError(
                 entry, "id", f"duplicate id {task.id!r} (also in {seen[task.id]}); give each task its own id"
