@@ -147,7 +147,7 @@ class Experiment:
 
     def _extract(self, task: Task | RepoTask, answer: str) -> Extraction:
         if task.kind == "repo":
-            return extract_answer(answer, self.cfg.repo.answer)
+            return extract_answer(answer, self.cfg.repo.answer, task.shown_files)
         return extract(answer, task.entry_point)
 
     def _repair_messages(self, task: Task | RepoTask, code: str, feedback: str) -> list[dict]:

@@ -70,20 +70,27 @@ def _path_of(info: str, before: str) -> str | None:
     return found[-1] if found else None
 
 
-def extract_files(response: str) -> Extraction:
-    """The whole files in a reply as the JSON {path: content}, or Extraction(None) if none is named."""
-    files, unnamed = {}, 0
+def extract_files(response: str, shown: tuple[str, ...] = ()) -> Extraction:
+    """The whole files in a reply as the JSON {path: content}, or Extraction(None) if none is named.
+
+    When no block is named and the task shows exactly one file, the longest block is taken as that file.
+    """
+    files, unnamed = {}, []
     for info, body, before in fenced(strip_thinking(response)):
         path = _path_of(info, before)
         if path is None:
-            unnamed += 1
+            unnamed.append(body)
             continue
         files[path] = body
+    changes = (f"dropped {len(unnamed)} unnamed blocks",) if unnamed and files else ()
+    if not files and unnamed and len(shown) == 1:
+        files = {shown[0]: max(unnamed, key=len)}
+        changes = (f"an unnamed block taken as {shown[0]}, the only file shown",)
     if not files:
         return Extraction(None)
-    return Extraction(json.dumps(files, sort_keys=True), (f"dropped {unnamed} unnamed blocks",) if unnamed else ())
+    return Extraction(json.dumps(files, sort_keys=True), changes)
 
 
-def extract_answer(response: str, mode: str) -> Extraction:
-    """The answer in `mode` (`diff` or `files`)."""
-    return extract_files(response) if mode == "files" else extract_diff(response)
+def extract_answer(response: str, mode: str, shown: tuple[str, ...] = ()) -> Extraction:
+    """The answer in `mode` (`diff` or `files`); `shown`: the task's shown files."""
+    return extract_files(response, shown) if mode == "files" else extract_diff(response)
