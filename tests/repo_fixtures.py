@@ -32,10 +32,9 @@ def environments() -> Environments:
 
 def slug_patch(body: str, new_line: str = '    return "-".join(text.lower().split())') -> str:
     """A diff of textkit/slug.py whose new slugify returns `new_line`, with `body` before the function."""
-    old = ['"""URL slugs."""', "", "", "def slugify(text: str) -> str:", '    """Lower-case words joined by single hyphens."""',
-           '    return "-".join(text.lower().split(" "))']  # fmt: skip
-    new = ['"""URL slugs."""', *body.splitlines(), "", "", "def slugify(text: str) -> str:",
-           '    """Lower-case words joined by single hyphens."""', new_line]  # fmt: skip
+    head = ["def slugify(text: str) -> str:", '    """Lower-case words joined by single hyphens."""']
+    old = ['"""URL slugs."""', "", "", *head, '    return "-".join(text.lower().split(" "))']
+    new = ['"""URL slugs."""', *body.splitlines(), "", "", *head, new_line]
     lines = ["--- a/textkit/slug.py", "+++ b/textkit/slug.py", f"@@ -1,{len(old)} +1,{len(new)} @@"]
     lines += [f"-{line}" for line in old] + [f"+{line}" for line in new]
     return "\n".join(lines) + "\n"

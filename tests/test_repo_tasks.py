@@ -98,7 +98,8 @@ def test_no_diff_is_no_answer_and_patch_failed():
 
 def test_whole_files_are_found_by_the_name_before_them():
     reply = "File: textkit/slug.py\n```python\nX = 1\n```\n\n### `textkit/more.py`\n```\nY = 2\n```\n"
-    assert json.loads(extract_answer(reply, "files").code) == {"textkit/slug.py": "X = 1\n", "textkit/more.py": "Y = 2\n"}
+    found = json.loads(extract_answer(reply, "files").code)
+    assert found == {"textkit/slug.py": "X = 1\n", "textkit/more.py": "Y = 2\n"}
     unnamed = extract_answer("```python\nZ = 3\n```", "files", ("textkit/slug.py",))
     assert json.loads(unnamed.code) == {"textkit/slug.py": "Z = 3\n"} and unnamed.changes
 
@@ -112,7 +113,8 @@ def test_the_gold_patch_applies_and_changes_one_file():
 
 def _tests_patch(path: str, new: bool) -> str:
     if new:
-        return f"diff --git a/{path} b/{path}\nnew file mode 100644\n--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+X = 1\n"
+        head = f"diff --git a/{path} b/{path}\nnew file mode 100644\n"
+        return head + f"--- /dev/null\n+++ b/{path}\n@@ -0,0 +1 @@\n+X = 1\n"
     return (f"--- a/{path}\n+++ b/{path}\n@@ -1,3 +1,4 @@\n from textkit.slug import slugify\n"
             "+slugify = lambda text: 'a-b-c'\n \n \n")  # fmt: skip
 
@@ -126,8 +128,12 @@ def _tests_patch(path: str, new: bool) -> str:
         (_tests_patch("conftest.py", new=True), Outcome.PATCH_FORBIDDEN, "conftest.py is test configuration"),
         (_tests_patch("textkit/conftest.py", new=True), Outcome.PATCH_FORBIDDEN, "conftest.py is test configuration"),
         (_tests_patch("pytest.ini", new=True), Outcome.PATCH_FORBIDDEN, "pytest.ini is test configuration"),
-        ("diff --git a/evil b/evil\nnew file mode 120000\n--- /dev/null\n+++ b/evil\n@@ -0,0 +1 @@\n+/etc/shadow\n"
-         "\\ No newline at end of file\n", Outcome.PATCH_FORBIDDEN, "symlink"),
+        (
+            "diff --git a/evil b/evil\nnew file mode 120000\n--- /dev/null\n+++ b/evil\n@@ -0,0 +1 @@\n+/etc/shadow\n"
+            "\\ No newline at end of file\n",
+            Outcome.PATCH_FORBIDDEN,
+            "symlink",
+        ),
         ("--- a/../outside.py\n+++ b/../outside.py\n@@ -0,0 +1 @@\n+X = 1\n", Outcome.PATCH_FAILED, "does not apply"),
     ],
 )
