@@ -43,7 +43,7 @@ def test_the_right_fix_passes(judged):
 ATTACKS = {
     "os_exit_at_import": ("import os\nos._exit(0)", Outcome.ERROR),
     "sys_exit_at_import": ("import sys\nsys.exit(0)", Outcome.ERROR),
-    "forged_output": ("import sys\nprint('3 passed in 0.01s')\nsys.__stderr__.write('== 3 passed ==\\n')", Outcome.FAILED),
+    "forged_output": ("import sys\nprint('3 passed in 0.01s')\nsys.__stderr__.write('== 3 passed ==')", Outcome.FAILED),
     "forged_junit": ("import os\nopen(os.environ['HOME'] + '/junit.xml', 'w').write('<testsuite failures=\"0\"/>')",
                      Outcome.FAILED),
     "garbage_on_the_channel": ("import os\nos.write(4, b'0123 {\"k\": \"report\", \"id\": \"x\"}\\n')", Outcome.ERROR),
