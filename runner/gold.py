@@ -64,9 +64,10 @@ class GoldResult:
 
 
 def pip_name(module: str) -> str:
-    """The pip distribution that provides top-level `module` (itself unless known to differ)."""
+    """The pip distribution that provides top-level `module`: the table's, else the module's own name with
+    `_` written `-` (PyPI treats them alike). A guess for any module the table does not know."""
     top = module.split(".")[0]
-    return PIP_NAMES.get(top, top)
+    return PIP_NAMES.get(top, top.replace("_", "-"))
 
 
 def missing_modules(task_id: str, modules: tuple[str, ...]) -> GoldResult:

@@ -88,6 +88,7 @@ def test_a_socket_to_loopback_never_connects(judged):
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
     accepted = []
+
     def accept():
         try:
             accepted.append(server.accept())
