@@ -150,6 +150,14 @@ OPTIONS = (
 )
 
 
+def _row(result: GoldResult) -> dict:
+    """A report row: task_id, status, detail, and for env_missing_module each module with its pip name."""
+    row = {k: v for k, v in asdict(result).items() if k != "modules"}
+    if result.modules:
+        row["modules"] = [{"module": m, "pip": pip_name(m)} for m in result.modules]
+    return row
+
+
 def environments(cfg) -> Environments:
     """The repo task environments a config names (`repo.env_dir`, default `<cache_dir>/repo_envs`)."""
     from runner.repo.env import Environments
@@ -174,7 +182,7 @@ def main(argv: list[str]) -> int:
     bad = [r for r in results if not r.ok]
     print(f"\n{len(results) - len(bad)}/{len(results)} ok" + (f"; {len(bad)} not ok" if bad else ""))
     if "out" in options:
-        report = [{**asdict(r), "modules": [{"module": m, "pip": pip_name(m)} for m in r.modules]} for r in results]
+        report = [_row(r) for r in results]
         Path(options["out"]).write_text(json.dumps(report, indent=2) + "\n")
     return 1 if bad else 0
 
