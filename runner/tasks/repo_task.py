@@ -36,7 +36,7 @@ class RepoTask:
     requirements: tuple[str, ...] = ()
     protected_paths: tuple[str, ...] = ("tests/",)
     test_timeout_s: float = 0.0
-    """Wall limit for one test run of this task (0: the sandbox's timeout_s)."""
+    """Wall limit for one test run of this task (0: the config's repo.timeout_s)."""
     tags: tuple[str, ...] = ()
     created: date | None = None
     source: str = ""
