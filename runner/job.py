@@ -86,7 +86,7 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
         limits = Limits.from_config(cfg.sandbox)
         limits_key = asdict(limits)
         gate_key = asdict(cfg.gate)
-        repo_key = {"repo": {k: v for k, v in asdict(cfg.repo).items() if k != "env_dir"}}
+        repo_key = _repo_key(cfg)
         pools: list[WorkerPool] = []
         envs = environments(cfg)
 
@@ -141,11 +141,14 @@ def _gold_gate(
     from runner.gold import gold_check
 
     gate = asdict(cfg.gate)  # the task set's own gate, profile and mode
-    repo = {k: v for k, v in asdict(cfg.repo).items() if k != "env_dir"} if any(t.kind == "repo" for t in tasks) else {}
-    key = content_key(harness_fingerprint(), task_set_hash(tasks), asdict(limits), gate, *([repo] if repo else []))
+    repo = {}  # repo tasks: their environments and time limit (a function-only set keeps its key and call)
+    if any(t.kind == "repo" for t in tasks):
+        repo = {"envs": envs, "repo_timeout_s": cfg.repo.timeout_s}
+    key = content_key(harness_fingerprint(), task_set_hash(tasks), asdict(limits), gate,
+                      *([_repo_key(cfg)] if repo else []))  # fmt: skip
     rows = cache.get("gold", key)
     if rows is None:
-        results = gold_check(tasks, pool, cfg.gate, envs=envs, repo_timeout_s=cfg.repo.timeout_s)
+        results = gold_check(tasks, pool, cfg.gate, **repo)
         rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in results]
         cache.put("gold", key, rows)
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
@@ -156,6 +159,11 @@ def _gold_gate(
             raise JobError(f"gold check failed for {len(bad)} task(s); their references fail their own tests:\n{lines}")
         log.error("GOLD CHECK FAILED for %d task(s); excluded from scoring:\n%s", len(bad), lines)
     return bad
+
+
+def _repo_key(cfg: Config) -> dict:
+    """What of the repo config decides a repo task's verdict (not where its environments are kept)."""
+    return {"repo": {k: v for k, v in asdict(cfg.repo).items() if k != "env_dir"}}
 
 
 def _finish(
