@@ -137,10 +137,10 @@ def _repo_result(task: RepoTask, pool, envs: Environments | None, timeout_s: flo
 
 def _table(results: list[GoldResult]) -> str:
     width = max([len(r.task_id) for r in results] + [7])
-    lines = [f"{'task_id':<{width}}  {'status':<20}  detail"]
+    lines = [f"{'task_id':<{width}}  {'status':<26}  detail"]
     for r in results:
         detail = r.detail.replace("\n", " | ")
-        lines.append(f"{r.task_id:<{width}}  {r.status:<20}  {detail[:100]}")
+        lines.append(f"{r.task_id:<{width}}  {r.status:<26}  {detail[:100]}")
     return "\n".join(lines)
 
 
