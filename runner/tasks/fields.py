@@ -6,6 +6,8 @@ import datetime as dt
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 
 class TaskError(ValueError):
     """A task file is wrong. The message names the file, the field and what to change."""
@@ -14,6 +16,21 @@ class TaskError(ValueError):
         where = f"{path}" + (f", field `{field}`" if field else "")
         super().__init__(f"{where}: {problem}")
         self.path, self.field, self.problem = str(path), field, problem
+
+
+def read_mapping(path: Path, required: tuple[str, ...]) -> dict:
+    """A task file's YAML mapping (TaskError if it cannot be read, is not YAML or is not a mapping)."""
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise TaskError(path, None, f"is not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+    except OSError as exc:
+        raise TaskError(path, None, f"cannot be read: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        raise TaskError(path, None, f"is not valid YAML: {exc}") from None
+    if not isinstance(data, dict):
+        raise TaskError(path, None, "must be a YAML mapping with keys " + ", ".join(required))
+    return data
 
 
 def check_keys(path: Path, data: dict, required, optional, where: str) -> None:

@@ -6,9 +6,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from runner.tasks.fields import TaskError, check_id, check_keys, load_date, string_list
+from runner.tasks.fields import TaskError, check_id, check_keys, load_date, read_mapping, string_list
 from runner.tasks.model import SUITES, Task
 from runner.tasks.repo_loader import is_repo_task_dir, load_repo_task
 from runner.tasks.repo_task import RepoTask
@@ -24,16 +22,7 @@ def load_task_file(path: str | Path) -> Task:
     path = Path(path)
     if not path.is_file():
         raise TaskError(path, None, "is not a file; a task is one YAML file (move or rename this entry)")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        raise TaskError(path, None, f"is not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
-    except OSError as exc:
-        raise TaskError(path, None, f"cannot be read: {exc.strerror}") from None
-    except yaml.YAMLError as exc:
-        raise TaskError(path, None, f"is not valid YAML: {exc}") from None
-    if not isinstance(data, dict):
-        raise TaskError(path, None, "must be a YAML mapping with keys " + ", ".join(REQUIRED))
+    data = read_mapping(path, REQUIRED)
     check_keys(path, data, REQUIRED, OPTIONAL, "top level")
     for key in ("id", "entry_point", "prompt", "reference", "signature"):
         if key in data and not (isinstance(data[key], str) and data[key].strip()):

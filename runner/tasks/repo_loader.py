@@ -6,9 +6,7 @@ import os
 import re
 from pathlib import Path
 
-import yaml
-
-from runner.tasks.fields import TaskError, check_id, check_keys, load_date, string_list
+from runner.tasks.fields import TaskError, check_id, check_keys, load_date, read_mapping, string_list
 from runner.tasks.repo_task import RepoTask
 
 REPO_REQUIRED = ("id", "problem_statement", "shown_files", "fail_to_pass")
@@ -28,14 +26,7 @@ def load_repo_task(directory: str | Path) -> RepoTask:
     """Parse and validate one repo task directory."""
     directory = Path(directory)
     path = directory / "task.yaml"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TaskError(path, None, f"cannot be read as UTF-8 text: {exc}") from None
-    except yaml.YAMLError as exc:
-        raise TaskError(path, None, f"is not valid YAML: {' '.join(str(exc).split())}") from None
-    if not isinstance(data, dict):
-        raise TaskError(path, None, "must be a YAML mapping with keys " + ", ".join(REPO_REQUIRED))
+    data = read_mapping(path, REPO_REQUIRED)
     check_keys(path, data, REPO_REQUIRED, REPO_OPTIONAL, "top level")
     if data.get("kind", "repo") != "repo":
         raise TaskError(path, "kind", f"is {data['kind']!r}; a task.yaml in a task directory is `kind: repo`")
