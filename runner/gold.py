@@ -158,15 +158,9 @@ def _row(result: GoldResult) -> dict:
     return row
 
 
-def environments(cfg) -> Environments:
-    """The repo task environments a config names (`repo.env_dir`, default `<cache_dir>/repo_envs`)."""
-    from runner.repo.env import Environments
-
-    return Environments(cfg.repo.env_dir or Path(cfg.cache_dir) / "repo_envs", cfg.repo.python)
-
-
 def main(argv: list[str]) -> int:
     """CLI entry: prints a table, writes the JSON report to out=, returns 1 if any task is not ok."""
+    from runner.repo.env import environments
     from runner.sandbox.pool import Limits, WorkerPool
     from runner.tasks import load_task_set
     from runner.validation import typed_config

@@ -66,8 +66,8 @@ def _open_run(cfg: Config, out_dir: Path) -> JobRun:
 
 
 async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]) -> int:
-    from runner.gold import environments
     from runner.judging.judge import judge
+    from runner.repo.env import environments
     from runner.repo.judge import judge_repo
 
     # Opening the run may create the store (seconds on a fresh one): it overlaps loading the model, and
@@ -108,7 +108,7 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
             cfg=cfg,
             backend=backend,
             model_identity=identity,
-            judge=lambda task, code: judge_task(task, code),
+            judge=judge_task,
             judge_key=lambda task, code: verdict_key(
                 task, code, repo_key if task.kind == "repo" else gate_key, limits_key
             ),  # fmt: skip

@@ -98,6 +98,11 @@ def _version_of(python: str) -> str:
     return out.stdout.strip()
 
 
+def environments(cfg) -> Environments:
+    """The environments a `runner.config.Config` names (`repo.env_dir`, default `<cache_dir>/repo_envs`)."""
+    return Environments(cfg.repo.env_dir or Path(cfg.cache_dir) / "repo_envs", cfg.repo.python)
+
+
 class Environments:
     """Make (once) and hand out the environment of each requirements list; thread-safe."""
 

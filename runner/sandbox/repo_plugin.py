@@ -87,8 +87,10 @@ def _changed(snapshot: dict) -> list[str]:
 
 
 def _text(longrepr) -> str:
+    """pytest's explanation of a failure: its `E ` lines (the exception and assertion diff), else the tail."""
     text = str(longrepr) if longrepr is not None else ""
-    return text[-MESSAGE_CHARS:]
+    explained = [line[1:].strip() for line in text.splitlines() if line.startswith("E ")]
+    return ("\n".join(explained) if explained else text)[-MESSAGE_CHARS:]
 
 
 class Reporter:
