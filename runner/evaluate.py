@@ -219,7 +219,7 @@ def main(argv: list[str]) -> int:
         workers = options.get("workers", cfg.sandbox.workers)
         pool = WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False, zygote=zygote)
     with pool:  # warms up while samples load
-        tasks = {t.id: t for t in load_task_set(cfg.task_set, cfg.cache_dir)}
+        tasks = {t.id: t for t in load_task_set(cfg.task_set, cfg.cache_dir) if t.kind == "function"}  # not repo tasks
         samples = read_samples(options["samples"], tasks)
         print(f"task set {cfg.task_set.name}, gate {cfg.gate.name} ({cfg.gate.mode} mode), "
               f"suites {', '.join(suites)}, {workers} worker(s)", file=sys.stderr)  # fmt: skip

@@ -343,7 +343,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         cache_dir=str(cfg.cache_dir),
         use_cache=opts["cache"],
     )
-    tasks = load_task_set(cfg.task_set, cfg.cache_dir)
+    tasks = [t for t in load_task_set(cfg.task_set, cfg.cache_dir) if t.kind == "function"]  # repo tasks: no suites
     name = str(cfg.task_set.name)
     print(f"auditing {len(tasks)} tasks of {name} with mutmut {mutants.mutmut_version()} ({options.workers} workers)")
 
