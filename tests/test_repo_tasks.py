@@ -149,3 +149,38 @@ def test_whole_file_answers_are_held_to_the_same_rules():
     for name, outcome in (("tests/test_slug.py", Outcome.PATCH_FORBIDDEN), ("../x.py", Outcome.PATCH_FORBIDDEN),
                           ("/etc/x", Outcome.PATCH_FORBIDDEN)):  # fmt: skip
         assert apply_answer(slug, json.dumps({name: "X = 1\n"}), "files").outcome is outcome
+
+
+def _run(*messages, status=0, **facts):
+    from runner.sandbox.repo_job import RepoRunResult
+
+    return RepoRunResult(messages=list(messages), status=status, **facts)
+
+
+def _phases(node, outcome="passed", raised=False, xfail=False):
+    return [{"k": "report", "id": node, "when": w, "outcome": outcome if w == "call" else "passed",
+             "raised": raised if w == "call" else False, "xfail": xfail, "msg": ""}
+            for w in ("setup", "call", "teardown")]  # fmt: skip
+
+
+def test_a_verdict_passes_only_on_every_demanded_test_passing_with_the_final_report():
+    from runner.repo.verdict import repo_verdict
+
+    slug = fixture_tasks()["slug_spaces"]
+    done = {"k": "done", "exit": 0, "tamper": []}
+    every = [m for node in slug.demanded for m in _phases(node)]
+    assert repo_verdict(slug, _run(*every, done)).outcome is Outcome.PASSED
+    cases = {
+        "zero tests collected": _run({"k": "collected", "ids": []}, done),
+        "no final report (os._exit)": _run(*every),
+        "one test missing": _run(*every[3:], done),
+        "pytest says passed but it raised": _run(*every[:-3], *_phases(slug.demanded[-1], raised=True), done),
+        "an xpass": _run(*every[:-3], *_phases(slug.demanded[-1], xfail=True), done),
+        "tampering found at the end": _run(*every, {**done, "tamper": ["_pytest.runner.CallInfo was replaced"]}),
+        "an unauthenticated line": _run(*every, done, violations=["an unauthenticated message"]),
+        "two final reports": _run(*every, done, done),
+        "timed out": _run(*every, done, timed_out=True),
+    }
+    for name, run in cases.items():
+        verdict = repo_verdict(slug, run)
+        assert not verdict.passed, name
