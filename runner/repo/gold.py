@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from runner.outcome import Outcome
 from runner.repo.env import EnvError, Environments
 from runner.repo.judge import run_tests
-from runner.repo.patch import apply_answer
+from runner.repo.patch import GitMissing, apply_answer
 from runner.repo.verdict import repo_verdict, test_statuses
 from runner.sandbox.repo_job import RepoRunResult
 from runner.tasks.repo_task import RepoTask
@@ -114,7 +114,10 @@ def check_repo_task(task: RepoTask, pool: WorkerPool, envs: Environments, timeou
     problem = _before(task, before)
     if problem is not None:
         return problem
-    applied = apply_answer(task, task.gold_patch, "diff")
+    try:
+        applied = apply_answer(task, task.gold_patch, "diff")
+    except GitMissing as exc:
+        return Outcome.HARNESS_ERROR.value, str(exc), ()
     if applied.files is None:
         return applied.outcome.value, f"gold.patch: {applied.detail}", ()
     after = run_tests(task, applied.files, pool, env.python, timeout_s)

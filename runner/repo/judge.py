@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from runner.outcome import Outcome, Verdict
 from runner.repo.env import EnvError, Environments
-from runner.repo.patch import apply_answer
+from runner.repo.patch import GitMissing, apply_answer
 from runner.repo.verdict import repo_verdict
 from runner.sandbox.repo_job import RepoRun, RepoRunResult
 from runner.tasks.repo_task import RepoTask
@@ -28,7 +28,10 @@ def run_tests(task: RepoTask, files: dict[str, bytes], pool: WorkerPool, python:
 def judge_repo(task: RepoTask, answer: str | None, pool: WorkerPool, envs: Environments, mode: str = "diff",
                timeout_s: float = 60.0) -> Verdict:  # fmt: skip
     """Judge one answer (a diff, or the JSON of whole files in `files` mode) to a repo task."""
-    applied = apply_answer(task, answer, mode)
+    try:
+        applied = apply_answer(task, answer, mode)
+    except GitMissing as exc:
+        return Verdict(Outcome.HARNESS_ERROR, detail=str(exc))
     if applied.files is None:
         return Verdict(applied.outcome, detail=applied.detail)
     try:

@@ -23,6 +23,10 @@ TEST_CONFIG_FILES = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pypro
 ANSWER_MODES = ("diff", "files")
 
 
+class GitMissing(RuntimeError):
+    """`git` is not on PATH: no diff can be applied (a fault of this machine, never of an answer)."""
+
+
 @dataclass(frozen=True)
 class Applied:
     """The copy's files after the answer (None if it was refused), or the outcome and why."""
@@ -64,7 +68,7 @@ def _git_apply(root: Path, patch: str) -> str | None:
         done = subprocess.run(["git", "apply", "--recount", "--whitespace=nowarn", str(patch_file)], cwd=root,
                               capture_output=True, text=True, timeout=60, env=env)  # fmt: skip
     except FileNotFoundError:
-        raise RuntimeError("git is not installed; repo tasks apply patches with `git apply`") from None
+        raise GitMissing("git is not installed; repo tasks apply answers with `git apply` (install git)") from None
     except subprocess.TimeoutExpired:
         return "git apply did not finish within 60 s"
     if done.returncode == 0:
