@@ -41,6 +41,7 @@ DESCRIPTIONS = {
     "requirements": "pinned (name==version) test-only requirements",
     "protected_paths": "paths an answer may not change (default [tests/]); conftest.py never",
     "test_timeout_s": "wall limit in seconds for one test run of this task (0: repo.timeout_s)",
+    "edge_cases": "stated edge cases: {name, when: a Python expression over the arguments} (runner.audit)",
 }
 _PATTERNS = {
     "id": r"^[A-Za-z0-9_/-]+$",
@@ -70,6 +71,10 @@ def _kind_schema(model: type, required: tuple[str, ...], optional: tuple[str, ..
     for key in (*required, *optional):
         if key == "kind":
             spec: dict = {"enum": [model.kind]}
+        elif key == "edge_cases":  # function tasks' declared edge cases (the seed review's loader field)
+            text = {"type": "string", "minLength": 1}
+            spec = {"type": "array", "items": {"type": "object", "properties": {"name": text, "when": text},
+                                               "required": ["name", "when"], "additionalProperties": False}}  # fmt: skip
         elif key == "suites":
             suite = {"type": "string", "minLength": 1}
             spec = {"type": "object", "properties": dict.fromkeys(SUITES, suite), "required": ["visible"],
