@@ -73,8 +73,9 @@ def _kind_schema(model: type, required: tuple[str, ...], optional: tuple[str, ..
             spec: dict = {"enum": [model.kind]}
         elif key == "edge_cases":  # function tasks' declared edge cases (the seed review's loader field)
             text = {"type": "string", "minLength": 1}
-            spec = {"type": "array", "items": {"type": "object", "properties": {"name": text, "when": text},
-                                               "required": ["name", "when"], "additionalProperties": False}}  # fmt: skip
+            case = {"type": "object", "properties": {"name": text, "when": text}, "required": ["name", "when"],
+                    "additionalProperties": False}  # fmt: skip
+            spec = {"type": "array", "items": case}
         elif key == "suites":
             suite = {"type": "string", "minLength": 1}
             spec = {"type": "object", "properties": dict.fromkeys(SUITES, suite), "required": ["visible"],
