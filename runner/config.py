@@ -127,6 +127,9 @@ class PromptsConfig:
     repair: str = MISSING
     prefix: str = ""
     stop: list[str] = field(default_factory=list)
+    repo_system: str = ""  # repo tasks (runner.generation.repo_prompts); "" = the defaults there
+    repo_task: str = ""
+    repo_repair: str = ""
 
 
 @dataclass
@@ -157,6 +160,20 @@ class GoldConfig:
     on_failure: str = "exclude"  # exclude | abort
 
 
+REPO_ANSWERS = ("diff", "files")
+"""How a model answers a repo task: a unified diff (applied with `git apply`) or whole-file replacements."""
+
+
+@dataclass
+class RepoConfig:
+    """Repository-level tasks: the answer format and where their environments come from."""
+
+    answer: str = "diff"  # diff | files (REPO_ANSWERS)
+    python: str = ""  # environments' interpreter ("": the harness's or /usr/bin/python3.X, one the sandbox can run)
+    env_dir: str = ""  # where the environments are kept ("" = <cache_dir>/repo_envs); must be readable by every user
+    timeout_s: float = 60.0  # wall limit of one test run of a repo task (a task's test_timeout_s overrides it)
+
+
 @dataclass
 class ScoringConfig:
     """pass@k and confidence intervals."""
@@ -181,6 +198,7 @@ class Config:
     prompts: PromptsConfig = field(default_factory=PromptsConfig)
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     gold: GoldConfig = field(default_factory=GoldConfig)
+    repo: RepoConfig = field(default_factory=RepoConfig)
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     seed: int = 42
     cache_dir: str = ".cache/runner"

@@ -220,7 +220,7 @@ def main(argv: list[str]) -> int:
         workers = options.get("workers", cfg.sandbox.workers)
         pool = WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False, zygote=zygote)
     with pool:  # warms up while samples load
-        tasks = {t.id: t for t in load_task_set(cfg.task_set, cfg.cache_dir)}
+        tasks = {t.id: t for t in load_task_set(cfg.task_set, cfg.cache_dir) if t.kind == "function"}  # not repo tasks
         samples = read_samples(options["samples"], tasks)
         # The summary's numpy import (0.1-0.2 s) while this process waits for the pool anyway, not after.
         threading.Thread(target=importlib.import_module, args=("numpy",), daemon=True).start()

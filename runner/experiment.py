@@ -23,13 +23,16 @@ from runner.generation.backends.base import Backend, BackendError, Generation, G
 from runner.generation.backends.server_pool import server_urls
 from runner.generation.extract import Extraction, extract
 from runner.generation.prompts import answer_text, first_messages, repair_messages
+from runner.generation.repo_extract import extract_answer
+from runner.generation.repo_prompts import repo_first_messages, repo_repair_messages
 from runner.judging.judge import feedback_for_repair, repair_allowed
 from runner.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
 from runner.progress import Progress
 from runner.records import AttemptRecord
 from runner.tasks.model import Task
+from runner.tasks.repo_task import RepoTask
 
-JudgeFn = Callable[[Task, str | None], Verdict]
+JudgeFn = Callable[[Task | RepoTask, str | None], Verdict]
 
 
 def sample_seed(job_seed: int, sample: int) -> int:
@@ -73,7 +76,7 @@ class Experiment:
     on_progress: Callable[[int, int, int], None] | None = None
     """Called with (samples done, passed, total) after each sample (e.g. runner.tracking.JobRun.progress)."""
 
-    async def run(self, tasks: list[Task]) -> list[AttemptRecord]:
+    async def run(self, tasks: list[Task | RepoTask]) -> list[AttemptRecord]:
         """Run every sample of every task; returns the records in (task, sample, attempt) order."""
         n = self.cfg.sampling.n
         servers = max(1, len(server_urls(self.cfg.backend)))  # a ServerPool keeps each server to its share
@@ -105,7 +108,7 @@ class Experiment:
     async def _run_sample(self, task: Task, sample: int) -> None:
         seed = sample_seed(self.cfg.seed, sample)
         options = self._options(seed)
-        messages = first_messages(self.cfg.prompts, task)
+        messages = self._first_messages(task)
         budget = self.cfg.repair.max_attempts
         for attempt in range(budget + 1):
             generation, error = await self._generate(messages, options)
@@ -129,7 +132,7 @@ class Experiment:
             if self.excluded is not None and task.id in await self.excluded:
                 self._advance(False)
                 return
-            extraction = extract(answer_text(messages, generation.text), task.entry_point)
+            extraction = self._extract(task, answer_text(messages, generation.text))
             code = extraction.code
             verdict = await self._judge(task, code)
             final = attempt == budget or not repair_allowed(verdict)
@@ -138,7 +141,22 @@ class Experiment:
                 self._advance(verdict.passed)
                 return
             feedback = feedback_for_repair(verdict, self.cfg.repair.feedback_max_chars)
-            messages = repair_messages(self.cfg.prompts, task, code or "", feedback)
+            messages = self._repair_messages(task, code or "", feedback)
+
+    def _first_messages(self, task: Task | RepoTask) -> list[dict]:
+        if task.kind == "repo":
+            return repo_first_messages(self.cfg.prompts, task, self.cfg.repo.answer)
+        return first_messages(self.cfg.prompts, task)
+
+    def _extract(self, task: Task | RepoTask, answer: str) -> Extraction:
+        if task.kind == "repo":
+            return extract_answer(answer, self.cfg.repo.answer, task.shown_files)
+        return extract(answer, task.entry_point)
+
+    def _repair_messages(self, task: Task | RepoTask, code: str, feedback: str) -> list[dict]:
+        if task.kind == "repo":
+            return repo_repair_messages(self.cfg.prompts, task, self.cfg.repo.answer, code, feedback)
+        return repair_messages(self.cfg.prompts, task, code, feedback)
 
     async def _generate(self, messages, options) -> tuple[Generation | None, BackendError | None]:
         key = content_key(self.model_identity, messages, dataclasses.asdict(options))

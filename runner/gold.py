@@ -6,7 +6,8 @@ in the detail of an ok row.
 
 A task whose reference fails is a task or environment defect, never a model failure. Statuses:
 ok, env_missing_module, env_import_error, no_tests_collected, test_failed, timeout, and otherwise
-the verdict's own outcome (resource_exceeded, harness_error, signature_mismatch, ...).
+the verdict's own outcome (resource_exceeded, harness_error, signature_mismatch, ...). Repo tasks
+(runner.repo.gold) add env_build_failed, fail_to_pass_already_pass, patch_failed and patch_forbidden.
 
     python -m runner.gold task_set=seed10 [out=FILE] [workers=N] [other Hydra overrides]
 """
@@ -18,12 +19,17 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.cli import Option, compose_config, parse_args
 from runner.config import GateConfig
 from runner.judging.judge import judge
 from runner.outcome import Outcome, Verdict
 from runner.tasks.model import Task
+from runner.tasks.repo_task import RepoTask
+
+if TYPE_CHECKING:
+    from runner.repo.env import Environments
 
 PIP_NAMES = {
     "yaml": "PyYAML",
@@ -58,9 +64,16 @@ class GoldResult:
 
 
 def pip_name(module: str) -> str:
-    """The pip distribution that provides top-level `module` (itself unless known to differ)."""
+    """The pip distribution that provides top-level `module`: the table's, else the module's own name with
+    `_` written `-` (PyPI treats them alike). A guess for any module the table does not know."""
     top = module.split(".")[0]
-    return PIP_NAMES.get(top, top)
+    return PIP_NAMES.get(top, top.replace("_", "-"))
+
+
+def missing_modules(task_id: str, modules: tuple[str, ...]) -> GoldResult:
+    """The env_missing_module result naming each module and the pip name that provides it."""
+    names = ", ".join(f"{m} (pip install {pip_name(m)})" for m in modules)
+    return GoldResult(task_id, "env_missing_module", f"missing module(s): {names}", modules)
 
 
 def _texts(verdict: Verdict) -> list[str]:
@@ -79,8 +92,7 @@ def classify(task_id: str, verdict: Verdict) -> GoldResult:
     found = {a or b for text in texts for a, b in _MISSING.findall(text)}
     modules = tuple(sorted({m.split(".")[0] for m in found}))
     if modules:
-        names = ", ".join(m if pip_name(m) == m else f"{m} (pip install {pip_name(m)})" for m in modules)
-        return GoldResult(task_id, "env_missing_module", f"missing module(s): {names}", modules)
+        return missing_modules(task_id, modules)
     if any(_IMPORT_ERROR.search(text) for text in texts):
         return GoldResult(task_id, "env_import_error", verdict.detail)
     empty = [name for name, s in verdict.suites.items() if not s.passed and not s.tests]
@@ -94,11 +106,15 @@ def classify(task_id: str, verdict: Verdict) -> GoldResult:
     return GoldResult(task_id, verdict.outcome.value, verdict.detail)
 
 
-def gold_check(tasks: list[Task], pool, gate: GateConfig | None = None, threads: int = 4) -> list[GoldResult]:
-    """Run each task's reference through `gate` (None: gate off) and all of its suites; results in task order."""
+def gold_check(tasks: list[Task | RepoTask], pool, gate: GateConfig | None = None, threads: int = 4,
+               envs: Environments | None = None, repo_timeout_s: float = 60.0) -> list[GoldResult]:  # fmt: skip
+    """Run each task's reference through `gate` (None: gate off) and all of its suites, and each repo task's
+    check (runner.repo.gold, environments from `envs`); results in task order."""
     gate = gate if gate is not None else GateConfig(name="off", enabled=False)
 
-    def one(task: Task) -> GoldResult:
+    def one(task: Task | RepoTask) -> GoldResult:
+        if task.kind == "repo":
+            return _repo_result(task, pool, envs, repo_timeout_s)
         verdict = judge(task, task.reference, pool, gate)
         result = classify(task.id, verdict)
         if result.ok and verdict.violations:
@@ -110,12 +126,21 @@ def gold_check(tasks: list[Task], pool, gate: GateConfig | None = None, threads:
         return list(executor.map(one, tasks))
 
 
+def _repo_result(task: RepoTask, pool, envs: Environments | None, timeout_s: float) -> GoldResult:
+    from runner.repo.gold import check_repo_task
+
+    if envs is None:
+        raise ValueError("gold_check needs `envs` for repo tasks")
+    status, detail, modules = check_repo_task(task, pool, envs, timeout_s)
+    return missing_modules(task.id, modules) if modules else GoldResult(task.id, status, detail)
+
+
 def _table(results: list[GoldResult]) -> str:
     width = max([len(r.task_id) for r in results] + [7])
-    lines = [f"{'task_id':<{width}}  {'status':<20}  detail"]
+    lines = [f"{'task_id':<{width}}  {'status':<26}  detail"]
     for r in results:
         detail = r.detail.replace("\n", " | ")
-        lines.append(f"{r.task_id:<{width}}  {r.status:<20}  {detail[:100]}")
+        lines.append(f"{r.task_id:<{width}}  {r.status:<26}  {detail[:100]}")
     return "\n".join(lines)
 
 
@@ -125,8 +150,17 @@ OPTIONS = (
 )
 
 
+def _row(result: GoldResult) -> dict:
+    """A report row: task_id, status, detail, and for env_missing_module each module with its pip name."""
+    row = {k: v for k, v in asdict(result).items() if k != "modules"}
+    if result.modules:
+        row["modules"] = [{"module": m, "pip": pip_name(m)} for m in result.modules]
+    return row
+
+
 def main(argv: list[str]) -> int:
     """CLI entry: prints a table, writes the JSON report to out=, returns 1 if any task is not ok."""
+    from runner.repo.env import environments
     from runner.sandbox.pool import Limits, WorkerPool
     from runner.tasks import load_task_set
     from runner.validation import typed_config
@@ -136,12 +170,13 @@ def main(argv: list[str]) -> int:
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while tasks load
         tasks = load_task_set(cfg.task_set, cfg.cache_dir)
-        results = gold_check(tasks, pool, cfg.gate, threads=2 * workers)
+        results = gold_check(tasks, pool, cfg.gate, threads=2 * workers, envs=environments(cfg),
+                             repo_timeout_s=cfg.repo.timeout_s)  # fmt: skip
     print(_table(results))
     bad = [r for r in results if not r.ok]
     print(f"\n{len(results) - len(bad)}/{len(results)} ok" + (f"; {len(bad)} not ok" if bad else ""))
     if "out" in options:
-        report = [{k: v for k, v in asdict(r).items() if k != "modules"} for r in results]
+        report = [_row(r) for r in results]
         Path(options["out"]).write_text(json.dumps(report, indent=2) + "\n")
     return 1 if bad else 0
 

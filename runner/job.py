@@ -67,6 +67,8 @@ def _open_run(cfg: Config, out_dir: Path) -> JobRun:
 
 async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]) -> int:
     from runner.judging.judge import judge
+    from runner.repo.env import environments
+    from runner.repo.judge import judge_repo
 
     # Opening the run may create the store (seconds on a fresh one): it overlaps loading the model, and
     # a store that cannot be used stops the job before any sample is generated.
@@ -84,12 +86,19 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
         limits = Limits.from_config(cfg.sandbox)
         limits_key = asdict(limits)
         gate_key = asdict(cfg.gate)
+        repo_key = _repo_key(cfg)
         pools: list[WorkerPool] = []
+        envs = environments(cfg)
+
+        def judge_task(task, code):
+            if task.kind == "repo":
+                return judge_repo(task, code, pools[0], envs, cfg.repo.answer, cfg.repo.timeout_s)
+            return judge(task, code, pools[0], cfg.gate)
 
         async def start_pool_and_gold_check() -> set[str]:
             # Runs while the model loads and the first generations run, so it costs no wall time.
             pools.append(await asyncio.to_thread(WorkerPool, cfg.sandbox.workers, limits))
-            bad = await asyncio.to_thread(_gold_gate, cfg, tasks, pools[0], limits, cache, out_dir)
+            bad = await asyncio.to_thread(_gold_gate, cfg, tasks, pools[0], limits, cache, out_dir, envs)
             excluded.extend(bad)
             return {row["task_id"] for row in bad}
 
@@ -99,8 +108,10 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
             cfg=cfg,
             backend=backend,
             model_identity=identity,
-            judge=lambda task, code: judge(task, code, pools[0], cfg.gate),
-            judge_key=lambda task, code: verdict_key(task, code, gate_key, limits_key),
+            judge=judge_task,
+            judge_key=lambda task, code: verdict_key(
+                task, code, repo_key if task.kind == "repo" else gate_key, limits_key
+            ),  # fmt: skip
             cache=cache,
             writer=AttemptWriter(out_dir / "attempts.jsonl"),
             judge_slots=cfg.sandbox.workers,
@@ -122,7 +133,7 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
 
 
 def _gold_gate(
-    cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits, cache: Cache, out_dir: Path
+    cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits, cache: Cache, out_dir: Path, envs=None
 ) -> list[dict]:
     """Run the gold check (cached); returns the failing rows, or aborts when configured to."""
     if not cfg.gold.enabled:
@@ -130,10 +141,14 @@ def _gold_gate(
     from runner.gold import gold_check
 
     gate = asdict(cfg.gate)  # the task set's own gate, profile and mode
-    key = content_key(harness_fingerprint(), task_set_hash(tasks), asdict(limits), gate)
+    repo = {}  # repo tasks: their environments and time limit (a function-only set keeps its key and call)
+    if any(t.kind == "repo" for t in tasks):
+        repo = {"envs": envs, "repo_timeout_s": cfg.repo.timeout_s}
+    key = content_key(harness_fingerprint(), task_set_hash(tasks), asdict(limits), gate,
+                      *([_repo_key(cfg)] if repo else []))  # fmt: skip
     rows = cache.get("gold", key)
     if rows is None:
-        results = gold_check(tasks, pool, cfg.gate)
+        results = gold_check(tasks, pool, cfg.gate, **repo)
         rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in results]
         rows = cache.put("gold", key, rows)
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
@@ -144,6 +159,11 @@ def _gold_gate(
             raise JobError(f"gold check failed for {len(bad)} task(s); their references fail their own tests:\n{lines}")
         log.error("GOLD CHECK FAILED for %d task(s); excluded from scoring:\n%s", len(bad), lines)
     return bad
+
+
+def _repo_key(cfg: Config) -> dict:
+    """What of the repo config decides a repo task's verdict (not where its environments are kept)."""
+    return {"repo": {k: v for k, v in asdict(cfg.repo).items() if k != "env_dir"}}
 
 
 def _finish(

@@ -18,6 +18,10 @@ class Outcome(StrEnum):
     SYNTAX_ERROR = "syntax_error"
     POLICY_REJECTED = "policy_rejected"
     SIGNATURE_MISMATCH = "signature_mismatch"
+    PATCH_FAILED = "patch_failed"
+    """Repo tasks: no diff in the answer, or it does not apply (`git apply`), or it changes nothing."""
+    PATCH_FORBIDDEN = "patch_forbidden"
+    """Repo tasks: the answer changes a protected path (tests), a conftest.py or pytest configuration."""
     BACKEND_ERROR = "backend_error"
     HARNESS_ERROR = "harness_error"
 

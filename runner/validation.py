@@ -16,7 +16,7 @@ from typing import Any
 from omegaconf import DictConfig, OmegaConf
 from omegaconf.errors import ConfigKeyError, MissingMandatoryValue, ValidationError
 
-from runner.config import GATE_MODES, Config
+from runner.config import GATE_MODES, REPO_ANSWERS, Config
 
 GOLD_ON_FAILURE = ("exclude", "abort")
 SPREADABLE = ("ollama", "openai")  # the backends whose requests a base_url list spreads over servers
@@ -112,6 +112,8 @@ def _rules() -> list[tuple[str, Callable[[Any], bool], str]]:
         "sandbox.max_processes": count,
         "sandbox.hypothesis_examples": count,
         "gold.on_failure": one_of(*GOLD_ON_FAILURE),
+        "repo.answer": one_of(*REPO_ANSWERS),
+        "repo.timeout_s": positive,
         "scoring.k": (lambda v: bool(v) and all(k >= 1 for k in v), "a non-empty list of counts >= 1"),
         "scoring.ci_level": (lambda v: 0 < v < 1, "in (0, 1), e.g. 0.95"),
         "scoring.bootstrap_resamples": count,

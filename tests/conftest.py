@@ -13,6 +13,8 @@ import pytest
 from runner.cli import compose_config
 from runner.tasks.datasets import DATASETS_ENV
 
+collect_ignore_glob = ["fixtures/*"]  # the fixture repo tasks' own tests run only inside the sandbox
+
 SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
 if SHARED_DATASETS.is_dir():
     os.environ.setdefault(DATASETS_ENV, str(SHARED_DATASETS))

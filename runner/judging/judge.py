@@ -137,7 +137,7 @@ def reported_violations(task: Task, code: str, gate: GateConfig) -> tuple[dict, 
 def feedback_for_repair(verdict: Verdict, max_chars: int = 2000) -> str:
     """What a repair prompt may show: static-check messages or the visible suite's results only."""
     if verdict.outcome in (Outcome.NO_CODE, Outcome.SYNTAX_ERROR, Outcome.POLICY_REJECTED,
-                           Outcome.SIGNATURE_MISMATCH):  # fmt: skip
+                           Outcome.SIGNATURE_MISMATCH, Outcome.PATCH_FAILED, Outcome.PATCH_FORBIDDEN):  # fmt: skip
         text = f"{verdict.outcome.value}: {verdict.detail}"
     else:
         visible = verdict.suites.get("visible")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from runner.outcome import Outcome, SuiteResult
 from runner.sandbox.limits import Limits
+from runner.sandbox.repo_job import RepoRun, RepoRunResult
 from runner.sandbox.zygote import MAX_WORKERS, EarlyZygote, worker_env
 
 __all__ = ["EarlyZygote", "Limits", "SandboxJob", "SandboxResult", "WorkerPool", "WorkerDied"]
@@ -190,14 +191,18 @@ class _Worker:
             missing -= len(chunk)
         return b"".join(chunks)
 
-    def call(self, job: SandboxJob):
+    def call(self, job: SandboxJob | RepoRun):
         """Send one job and wait for its result."""
         self.wait_ready()
         try:
-            suites = tuple(tuple(s) for s in job.suites)
-            write_frame(self.requests, (dict(job.files), suites, job.time_limit_s))
+            if isinstance(job, RepoRun):
+                write_frame(self.requests, job)
+            else:
+                write_frame(self.requests, (dict(job.files), tuple(tuple(s) for s in job.suites), job.time_limit_s))
         except (BrokenPipeError, OSError) as err:
             raise WorkerDied(f"worker is gone: {err}") from err
+        if isinstance(job, RepoRun):
+            return self._read(job.timeout_s + 40.0)
         # Generous upper bound: every suite may run to its timeout (in one session, or one session each
         # when a suite imports the candidate eagerly and the shared session is abandoned), plus clean-up.
         budget = len(job.suites) * (max(self.limits.timeout_s, job.time_limit_s) + 10.0) + 30.0
@@ -342,20 +347,33 @@ class WorkerPool:
 
     def run(self, job: SandboxJob) -> SandboxResult:
         """Run the job's suites in one worker and return the judged result."""
+        start = time.monotonic()
+        reply = self._call(job)
+        if isinstance(reply, WorkerDied):
+            return self._harness_error(job, f"the sandbox worker died twice: {reply}", start)
+        return SandboxResult(*reply)
+
+    def run_repo(self, job: RepoRun) -> RepoRunResult:
+        """Run a repo task's tests in one worker; the result holds what was observed, for the judge."""
+        reply = self._call(job)
+        if isinstance(reply, WorkerDied):
+            return RepoRunResult(harness_error=f"the sandbox worker died twice: {reply}", isolation=self.isolation)
+        return reply
+
+    def _call(self, job: SandboxJob | RepoRun):
+        """The reply of a worker to `job`, retried once on a fresh worker; the WorkerDied if both died."""
         if self._closed:
             raise RuntimeError("the worker pool is closed")
         self.wait_ready()
-        start = time.monotonic()
         worker = self._idle.get()
         try:
             for attempt in range(2):
                 try:
-                    suites, isolation, output, duration = worker.call(job)
-                    return SandboxResult(suites, isolation, output, duration)
+                    return worker.call(job)
                 except WorkerDied as err:
                     worker = self._replace(worker)
                     if attempt == 1:
-                        return self._harness_error(job, f"the sandbox worker died twice: {err}", start)
+                        return err
         finally:
             self._idle.put(worker)
         raise AssertionError("unreachable")

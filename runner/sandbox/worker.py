@@ -29,6 +29,8 @@ from runner.sandbox.job_place import JobPlace, write_readonly
 from runner.sandbox.limits import Limits
 from runner.sandbox.pool import read_frame, write_frame
 from runner.sandbox.protocol import Isolation
+from runner.sandbox.repo_job import RepoRun
+from runner.sandbox.repo_run import run_repo_job
 from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
 from runner.sandbox.verdict import expected_tests, verdict_for
 from runner.sandbox.warm_up import preload, probe, warm_up
@@ -142,6 +144,9 @@ def serve(requests, replies, limits: Limits) -> None:
             job = read_frame(requests)
             if job is None:
                 return
+            if isinstance(job, RepoRun):
+                write_frame(replies, run_repo_job(job, slot, limits, in_force, place))
+                continue
             files, suites, time_limit_s = job
             job_limits = limits
             if time_limit_s > max(limits.timeout_s, limits.cpu_s):

@@ -405,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         use_cache=opts["cache"],
         mutation=opts["mutation"],
     )
-    tasks = load_task_set(cfg.task_set, cfg.cache_dir)
+    tasks = [t for t in load_task_set(cfg.task_set, cfg.cache_dir) if t.kind == "function"]  # repo tasks: no suites
     name = str(cfg.task_set.name)
     what = f"mutmut {mutants.mutmut_version()}" if options.mutation else "the edge-case check only (mutation=false)"
     print(f"auditing {len(tasks)} tasks of {name} with {what} ({options.workers} workers)")

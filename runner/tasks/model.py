@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date
+from typing import ClassVar
 
 SUITES = ("visible", "hidden", "properties")
 """Suite names, in the order they run. Only `visible` results ever reach a model's prompt."""
@@ -33,6 +34,8 @@ class Task:
     module is run with the candidate's `entry_point` already imported by name, `reference`
     importable as a module, and the usual test helpers in scope (see suites.suite_module).
     """
+
+    kind: ClassVar[str] = "function"
 
     id: str
     entry_point: str

@@ -1,0 +1,1 @@
+"""Repository-level tasks: their environments, patches, verdicts and gold check."""
