@@ -1,6 +1,9 @@
 """Sweeps through Hydra's launchers: wall time of basic vs joblib, and the run trees on a server and on Ray.
 
-    uv run --extra cluster python bench/bench_launchers.py [wall] [server] [ray]   (default: all three)
+    uv run --extra cluster python bench/bench_launchers.py [wall] [server] [ray] [hydra overrides for wall ...]
+
+(default: all three parts). Overrides (key=value) go to the `wall` sweeps, e.g. `sampling.num_predict=128
+repair=none` for a shorter run on a busy machine.
 
 wall    a 4-job sweep (seed=1,2,3,4) of task_set=seed10 on the embedded model (llamacpp, SmolLM2-135M), once
         with Hydra's basic launcher (one job after the other) and once with the joblib launcher (four at
@@ -74,15 +77,16 @@ def job_rows(sweep_dir: Path, uri: str) -> list[dict]:
     return rows
 
 
-def bench_wall() -> None:
-    print(f"== wall: 4-job sweep of task_set=seed10 on the embedded model (load average before: {loadavg()})")
+def bench_wall(extra: list[str]) -> None:
+    print(f"== wall: 4-job sweep of task_set=seed10 on the embedded model {' '.join(extra)} "
+          f"(load average before: {loadavg()})")  # fmt: skip
     sweeps = {"basic": [], "joblib": ["hydra/launcher=joblib", "hydra.launcher.n_jobs=4"]}
     results = {}
     for name, launcher in sweeps.items():
         with tempfile.TemporaryDirectory() as tmp:
             tmp = Path(tmp)
             overrides = ["seed=1,2,3,4", "task_set=seed10", f"tracking.uri=sqlite:///{tmp}/mlflow.db",
-                         f"tracking.artifact_root={tmp}/artifacts", *launcher]  # fmt: skip
+                         f"tracking.artifact_root={tmp}/artifacts", *extra, *launcher]  # fmt: skip
             wall = run_sweep(tmp, overrides)
             results[name] = (wall, job_rows(tmp / "sweep", f"sqlite:///{tmp}/mlflow.db"), loadavg())
     for name, (wall, rows, load) in results.items():
@@ -163,6 +167,8 @@ def bench_ray() -> None:
 
 
 if __name__ == "__main__":
-    chosen = sys.argv[1:] or ["wall", "server", "ray"]
+    parts = {"wall": bench_wall, "server": bench_server, "ray": bench_ray}
+    chosen = [a for a in sys.argv[1:] if a in parts] or list(parts)
+    overrides = [a for a in sys.argv[1:] if a not in parts]
     for part in chosen:
-        {"wall": bench_wall, "server": bench_server, "ray": bench_ray}[part]()
+        parts[part](overrides) if part == "wall" else parts[part]()

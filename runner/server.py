@@ -65,7 +65,8 @@ def main(argv: list[str]) -> int:
     """Start PostgreSQL and the MLflow server; wait until the MLflow server ends (Ctrl-C / SIGTERM)."""
     values, rest = parse_args(argv, OPTIONS, "runner.server", __doc__)
     if rest:
-        raise UsageError(f"runner.server: unknown option {rest[0].split('=')[0]!r} (see python -m runner.server --help)")
+        unknown = rest[0].split("=")[0]
+        raise UsageError(f"runner.server: unknown option {unknown!r} (see python -m runner.server --help)")
     root = Path(values["root"]).resolve()
     artifacts = values.get("artifacts") or str(root / "artifacts")
     if "://" not in artifacts:

@@ -91,15 +91,15 @@ class MlflowSweepCallback(Callback):
         self.uri = tracking.uri
         client = tracking_client(self.uri)
         end_orphaned_runs(client, experiment_id)  # e.g. the parent run of a sweep that got `kill -9`
+        sweep_id = uuid.uuid4().hex
         tags = {
+            SWEEP_TAG: sweep_id,
             "runner.role": "sweep",
             "runner.sweep_dir": str(sweep_dir.resolve()),
             "runner.overrides": " ".join(str(o) for o in overrides)[:8000],
             "runner.launcher": str(OmegaConf.select(config, "hydra.launcher._target_", default="")),
             **process_tags(),
         }
-        sweep_id = uuid.uuid4().hex
-        tags[SWEEP_TAG] = sweep_id
         run = client.create_run(experiment_id, run_name=f"sweep {sweep_dir.parent.name}/{sweep_dir.name}", tags=tags)
         self.run_id = run.info.run_id
         self.sweep_dir = sweep_dir
