@@ -32,9 +32,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except ModuleNotFoundError:  # its parent package (hydra_plugins) is missing too
+        return False
+
+
 def cluster_skip_reason(*modules: str) -> str | None:
     """Why the cluster tests cannot run here (one line), or None: the extra `cluster` must be installed."""
-    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    missing = [m for m in modules if not _importable(m)]
     if missing:
         return f"needs {', '.join(missing)}: install the extra with `uv sync --extra cluster` (make test does)"
     return None
