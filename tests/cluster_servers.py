@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -150,6 +151,7 @@ class RayHead:
     def __exit__(self, *exc: object) -> None:
         if self.proc is not None:
             _stop_group(self.proc, grace_s=20)
+        shutil.rmtree(self.temp_dir, ignore_errors=True)
 
     def node_ids(self) -> set[str]:
         """The ids of the cluster's nodes, as Ray names them."""
