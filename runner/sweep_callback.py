@@ -80,6 +80,10 @@ class MlflowSweepCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Create the store, the experiment and the parent run; publish the run id for the jobs."""
+        if "ray_launcher" in str(OmegaConf.select(config, "hydra.launcher._target_", default="")):
+            # Ray's workers use their node's installed environment, not a `uv run` copy of this process's
+            # (which Ray makes when the sweep runs under `uv run`, in a fresh environment without the extra).
+            os.environ.setdefault("RAY_ENABLE_UV_RUN_RUNTIME_ENV", "0")
         tracking = _tracking(config)
         if not tracking.enabled:
             return
