@@ -3,6 +3,9 @@
 `${model_name:${.id}}` is `model.name`'s default, so a run overridden with only `model.id=...` is named
 after the model it actually ran. `${unique_dir:'outputs/...'}` (hydra.run.dir and hydra.sweep.dir)
 creates the folder atomically and, when another job already holds it, takes the next free `-2`, `-3`, ...
+`unique_dir` is cached: Hydra copies the launching process's resolver cache into every job's config
+(`load_sweep_config`), so a job that a launcher runs in another process or on another node (joblib, Ray,
+Slurm) gets the launching process's sweep folder, not a `-2` of its own.
 """
 
 from __future__ import annotations
@@ -48,4 +51,4 @@ def unique_dir(path: str) -> str:
 def register_resolvers() -> None:
     """Register the resolvers above (idempotent)."""
     OmegaConf.register_new_resolver("model_name", model_name_from_id, replace=True)
-    OmegaConf.register_new_resolver("unique_dir", unique_dir, replace=True)
+    OmegaConf.register_new_resolver("unique_dir", unique_dir, replace=True, use_cache=True)

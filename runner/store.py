@@ -5,13 +5,25 @@ leaves a database no job can use again. `prepare_sqlite_store` instead migrates 
 to the database and renames it into place when complete, all under an exclusive `fcntl.flock` on
 `<db>.lock`, so concurrent first jobs wait for one creator and a kill leaves no store at all. A store
 whose schema is not MLflow's current one is reported in one line before any work starts.
+
+Parallel jobs (`hydra/launcher=joblib`) write to one store at once: the store is kept in WAL mode (readers
+never block the writer), and `tracking_client` gives a client whose calls wait out SQLite's
+`database is locked` (retried with backoff for up to LOCKED_RETRY_S), so every job's run arrives.
 """
 
 from __future__ import annotations
 
 import fcntl
+import functools
 import os
+import random
+import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+LOCKED_RETRY_S = 300.0
+"""How long one call to a SQLite store is retried while the database is locked by other jobs."""
 
 
 class StoreError(RuntimeError):
@@ -35,6 +47,7 @@ def prepare_sqlite_store(db: Path) -> None:
         revision, tables = _schema(db)
         expected = _head_revision()
         if tables and revision == expected:
+            _use_wal(db)
             return
         if tables:
             raise StoreError(
@@ -79,6 +92,7 @@ def _create(db: Path) -> None:
         _initialize_tables(engine)
     finally:
         engine.dispose()
+    _use_wal(tmp)
     with open(tmp, "rb") as handle:
         os.fsync(handle.fileno())
     os.replace(tmp, db)
@@ -87,3 +101,63 @@ def _create(db: Path) -> None:
         os.fsync(directory)
     finally:
         os.close(directory)
+
+
+def _use_wal(db: Path) -> None:
+    """Put the database in WAL mode (a setting kept in the file), so readers do not block the writer."""
+    import sqlite3
+
+    conn = sqlite3.connect(db, timeout=60)
+    try:
+        if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":
+            retry_locked(conn.execute, "PRAGMA journal_mode=WAL")
+    finally:
+        conn.close()
+
+
+def is_locked(exc: BaseException) -> bool:
+    """Whether `exc` (or an exception it was raised from) is SQLite's `database is locked`."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if "database is locked" in str(seen) or "database table is locked" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def retry_locked(call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """`call(*args, **kwargs)`, retried with jittered backoff while SQLite says the database is locked.
+
+    Safe to retry: a statement that failed on the lock rolled its transaction back, so nothing was written.
+    """
+    deadline = time.monotonic() + LOCKED_RETRY_S
+    delay = 0.05
+    while True:
+        try:
+            return call(*args, **kwargs)
+        except Exception as exc:
+            if not is_locked(exc) or time.monotonic() + delay > deadline:
+                raise
+        time.sleep(delay * random.uniform(1.0, 2.0))
+        delay = min(delay * 2, 2.0)
+
+
+class _LockRetryingClient:
+    """An MlflowClient whose every method call goes through `retry_locked`."""
+
+    def __init__(self, client: Any) -> None:
+        self._client = client
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._client, name)
+        if not callable(attr):
+            return attr
+        return functools.wraps(attr)(functools.partial(retry_locked, attr))
+
+
+def tracking_client(uri: str) -> Any:
+    """An MlflowClient for `uri`; for a local SQLite store, one that waits out `database is locked`."""
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(tracking_uri=uri)
+    return _LockRetryingClient(client) if sqlite_path(uri) is not None else client

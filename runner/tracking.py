@@ -3,7 +3,9 @@
 A job's run is opened when the job starts (`JobRun(cfg, out_dir)`: RUNNING, the config as params), gets
 progress metrics while the job runs, its results at the end, and ends FINISHED, FAILED or KILLED.
 `ensure_store` creates the store safely (runner.store) and the experiment. A job finds its sweep's parent
-run through the environment variable PARENT_ENV or the file PARENT_FILE in the sweep directory, which
+run on the tracking server by the sweep id (`find_parent_run`: the environment variable SWEEP_ENV, the same
+in every job of a sweep on any node, and the tag SWEEP_TAG on the parent run), or else through the file
+PARENT_FILE in the sweep directory or the environment variable PARENT_ENV, which
 `runner.sweep_callback.MlflowSweepCallback` writes. With `tracking.enabled=false` nothing here
 imports or touches MLflow.
 """
@@ -16,6 +18,7 @@ import logging
 import os
 import re
 import socket
+import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
@@ -26,12 +29,14 @@ from omegaconf import OmegaConf
 from runner import interrupt
 from runner.config import Config, TrackingConfig
 from runner.records import AttemptRecord
-from runner.store import prepare_sqlite_store, sqlite_path
+from runner.store import prepare_sqlite_store, sqlite_path, tracking_client
 
 log = logging.getLogger(__name__)
 
 PARENT_ENV = "RUNNER_MLFLOW_PARENT_RUN_ID"
 PARENT_FILE = "mlflow_parent_run.json"
+SWEEP_ENV = "RUNNER_SWEEP_ID"  # set in every job of a sweep (hydra.job.env_set, by runner.sweep_callback)
+SWEEP_TAG = "runner.sweep_id"
 PROGRESS_EVERY_S = 10.0
 """Progress metrics are logged at most this often while a job runs (and once at its end)."""
 
@@ -47,7 +52,8 @@ def ensure_store(tracking: TrackingConfig) -> str | None:
 
     Returns None without importing MLflow when tracking is disabled. A local SQLite store is created
     whole or not at all (runner.store; StoreError when it is half-migrated). A new experiment stores its
-    artifacts under `artifact_root` (made absolute).
+    artifacts under `artifact_root` (made absolute), except on a tracking server (http/https URI), whose
+    own artifact root (`mlflow server --artifacts-destination`) every node reaches through the server.
     """
     if not tracking.enabled:
         return None
@@ -55,14 +61,13 @@ def ensure_store(tracking: TrackingConfig) -> str | None:
     if db is not None:
         prepare_sqlite_store(db)
     from mlflow.exceptions import MlflowException
-    from mlflow.tracking import MlflowClient
 
-    client = MlflowClient(tracking_uri=tracking.uri)
+    client = tracking_client(tracking.uri)
     name = tracking.experiment
     experiment = client.get_experiment_by_name(name)
     if experiment is None:
         location = None
-        if tracking.artifact_root:
+        if tracking.artifact_root and not is_server(tracking.uri):
             root = Path(tracking.artifact_root).resolve()
             root.mkdir(parents=True, exist_ok=True)
             location = root.as_uri()
@@ -83,14 +88,26 @@ def ensure_store(tracking: TrackingConfig) -> str | None:
     return experiment.experiment_id
 
 
+def is_server(uri: str) -> bool:
+    """Whether the tracking URI names a tracking server (`mlflow server`), not a local store."""
+    return uri.startswith(("http://", "https://"))
+
+
 def end_status(exc: BaseException) -> str:
     """The MLflow status of a run its job left by `exc`: KILLED (SIGINT / SIGTERM, Ctrl-C) or FAILED."""
     return "KILLED" if interrupt.received() is not None or isinstance(exc, KeyboardInterrupt) else "FAILED"
 
 
 def process_tags() -> dict[str, str]:
-    """Tags naming the process that owns a run (host and pid), for finding runs whose process died."""
-    return {"runner.host": socket.gethostname(), "runner.pid": str(os.getpid())}
+    """Tags naming the process that owns a run: host and pid (for finding runs whose process died), and the
+    Ray node or Slurm job it runs in when a launcher put it there."""
+    tags = {"runner.host": socket.gethostname(), "runner.pid": str(os.getpid())}
+    ray = sys.modules.get("ray")  # imported only in a Ray worker (or a Ray launcher's driver)
+    if ray is not None and ray.is_initialized():
+        tags["runner.ray_node_id"] = ray.get_runtime_context().get_node_id()
+    if os.environ.get("SLURM_JOB_ID"):
+        tags["runner.slurm_job_id"] = os.environ["SLURM_JOB_ID"]
+    return tags
 
 
 def end_orphaned_runs(client: Any, experiment_id: str) -> list[str]:
@@ -135,12 +152,19 @@ def _truncate(items: Mapping[str, Any], limit: int) -> dict[str, str]:
     return {k[:MAX_KEY]: str(v)[:limit] for k, v in items.items()}
 
 
-def find_parent_run(out_dir: Path) -> str | None:
+def find_parent_run(client: Any, experiment_id: str, out_dir: Path, sweep_id: str | None = None) -> str | None:
     """The sweep parent run id for a job, or None for a single run.
 
-    Looked up in the sweep directory's PARENT_FILE (Hydra's sweep dir when running in a multirun, else
-    the job directory's parent), then in the environment variable PARENT_ENV.
+    First the sweep run tagged SWEEP_TAG = `sweep_id` (default: the environment variable SWEEP_ENV) on the
+    tracking server, which a job on any node reaches; then the sweep directory's PARENT_FILE (Hydra's sweep
+    dir when running in a multirun, else the job directory's parent); then the environment variable PARENT_ENV.
     """
+    sweep_id = sweep_id or os.environ.get(SWEEP_ENV)
+    if sweep_id and re.fullmatch(r"[A-Za-z0-9_.-]+", sweep_id):
+        query = f"tags.`{SWEEP_TAG}` = '{sweep_id}' and tags.`runner.role` = 'sweep'"
+        found = client.search_runs([experiment_id], filter_string=query, max_results=1)
+        if found:
+            return found[0].info.run_id
     candidates = []
     try:
         from hydra.core.hydra_config import HydraConfig
@@ -216,17 +240,18 @@ class JobRun:
     def __init__(self, cfg: Config, out_dir: Path) -> None:
         """Open the run (RUNNING): store and experiment made if missing, tags, the config as params."""
         from mlflow.entities import Param
-        from mlflow.tracking import MlflowClient
 
         self.out_dir = Path(out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         experiment_id = ensure_store(cfg.tracking)
         self.uri = cfg.tracking.uri
-        self.client = MlflowClient(tracking_uri=self.uri)
+        self.client = tracking_client(self.uri)
         end_orphaned_runs(self.client, experiment_id)
         tags = {"model": cfg.model.name, "seed": str(cfg.seed), "runner.out_dir": str(self.out_dir.resolve())}
         tags.update(process_tags())
-        parent = find_parent_run(self.out_dir)
+        if os.environ.get(SWEEP_ENV):
+            tags[SWEEP_TAG] = os.environ[SWEEP_ENV]
+        parent = find_parent_run(self.client, experiment_id, self.out_dir)
         if parent:
             try:
                 self.client.get_run(parent)

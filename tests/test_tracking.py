@@ -51,7 +51,7 @@ def sweep_cfg(tmp_path, sweep_dir):
     """The config a Hydra sweep callback gets: a DictConfig with the `hydra` node."""
     cfg = OmegaConf.structured(make_cfg(tmp_path))
     with open_dict(cfg):
-        cfg.hydra = {"sweep": {"dir": str(sweep_dir)}, "overrides": {"task": ["model=tiny", "seed=1,2"]}}
+        cfg.hydra = {"sweep": {"dir": str(sweep_dir)}, "overrides": {"task": ["model=tiny", "seed=1,2"], "hydra": []}}
     return cfg
 
 
