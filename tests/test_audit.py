@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from runner import audit as audit_cli
 from runner.cli import UsageError, parse_args
 from runner.strength import audit, mutants
 from runner.strength.audit import AuditOptions, audit_tasks
@@ -149,7 +150,7 @@ def test_json_report_shape_and_latest_scores(audits, tmp_path):
 
 
 def test_table_lists_every_task(audits):
-    table = audit.format_table(list(audits.values()))
+    table = audit_cli.format_table(list(audits.values()))
     lines = table.splitlines()
     assert lines[0].split() == [
         "task", "mutants", "killed", "survived", "timeout", "score", "visible", "hidden", "properties", "edge", "weak",
@@ -185,12 +186,12 @@ def test_combine_rejects_runs_over_different_mutants():
 
 def test_arguments_split_into_options_and_config_overrides():
     argv = ["task_set=seed10", "out=/tmp/x.json", "threshold=0.8", "cache=false", "tracking=off"]
-    options, overrides = parse_args(argv, audit.OPTIONS, "runner.audit", "")
+    options, overrides = parse_args(argv, audit_cli.OPTIONS, "runner.audit", "")
     assert options == {"out": "/tmp/x.json", "threshold": 0.8, "workers": 2, "timeout_s": 5.0,
                        "max_examples": 100, "cache": False, "mutation": True}  # fmt: skip
     assert overrides == ["task_set=seed10", "tracking=off"]
     with pytest.raises(UsageError, match="threshold"):
-        parse_args(["threshold=high"], audit.OPTIONS, "runner.audit", "")
+        parse_args(["threshold=high"], audit_cli.OPTIONS, "runner.audit", "")
 
 
 def test_cli_audits_a_yaml_task_set(audits, cache_dir, tmp_path, capsys):
@@ -199,7 +200,7 @@ def test_cli_audits_a_yaml_task_set(audits, cache_dir, tmp_path, capsys):
     entry = {k: getattr(SIGN, k) for k in ("id", "entry_point", "prompt", "reference")}
     (tasks / "sign.yaml").write_text(json.dumps({**entry, "suites": dict(SIGN.suites)}))
     out = tmp_path / "report.json"
-    code = audit.main(
+    code = audit_cli.main(
         [
             f"task_set.path={tasks}",
             "task_set.name=tiny",
@@ -228,7 +229,7 @@ def test_audit_is_logged_as_one_mlflow_run(audits, tmp_path, monkeypatch):
     ordered = [audits["sign"], audits["clamp"]]
     report = tmp_path / "audit.json"
     report.write_text(audit.report_json(ordered))
-    run_id = audit.log_to_mlflow(ordered, tracking, "tiny", 0.9, report, seconds=1.5)
+    run_id = audit_cli.log_to_mlflow(ordered, tracking, "tiny", 0.9, report, seconds=1.5)
     run = mlflow.get_run(run_id)
     assert mlflow.get_experiment(run.info.experiment_id).name == "runner-audit"
     assert run.data.params == {"task_set": "tiny", "threshold": "0.9", "tasks": "2"}
@@ -244,8 +245,8 @@ def test_declared_edge_cases_are_checked_against_the_calls_of_each_suite(audits)
     # visible calls sign(7) only; hidden calls -2..2; the property draws -3..3
     assert sign.edge_cases == {"zero": ["hidden", "properties"], "negative": ["hidden", "properties"], "huge": []}
     assert sign.edge_cases_missed == ["huge"] and sign.edge_case_errors == {}
-    assert audit.edge_case_lines([sign]) == ["sign: edge cases not exercised: huge"]
-    assert audit.edge_case_lines([audits["clamp"]]) == ["edge cases: none declared (task field `edge_cases`)"]
+    assert audit_cli.edge_case_lines([sign]) == ["sign: edge cases not exercised: huge"]
+    assert audit_cli.edge_case_lines([audits["clamp"]]) == ["edge cases: none declared (task field `edge_cases`)"]
     assert json.loads(audit.report_json([sign]))[0]["edge_cases_missed"] == ["huge"]
 
 
@@ -285,7 +286,7 @@ def test_cli_without_mutation_reports_the_edge_cases_only(tmp_path, capsys):
     (tasks / "sign.yaml").write_text(json.dumps({**entry, "suites": dict(SIGN.suites), "edge_cases": cases}))
     out = tmp_path / "report.json"
     args = [f"task_set.path={tasks}", "task_set.name=tiny", "tracking=off", f"cache_dir={tmp_path}", f"out={out}"]
-    assert audit.main([*args, "mutation=false", "max_examples=10"]) == 0
+    assert audit_cli.main([*args, "mutation=false", "max_examples=10"]) == 0
     printed = capsys.readouterr().out
     assert "sign: edge cases exercised 2/3" in printed
     assert "sign: edge cases not exercised: huge" in printed and "weak tasks" not in printed
@@ -293,5 +294,5 @@ def test_cli_without_mutation_reports_the_edge_cases_only(tmp_path, capsys):
     assert audit.latest_audit_scores("tiny", str(tmp_path)) == {}
     cases.append({"name": "broken", "when": "x.nope"})
     (tasks / "sign.yaml").write_text(json.dumps({**entry, "suites": dict(SIGN.suites), "edge_cases": cases}))
-    assert audit.main([*args, "mutation=false", "max_examples=10"]) == 1
+    assert audit_cli.main([*args, "mutation=false", "max_examples=10"]) == 1
     assert "sign: edge case 'broken': its `when` raised visible: AttributeError" in capsys.readouterr().out

@@ -6,9 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import evaluate, gold
+from runner import audit, evaluate, gold
 from runner.cli import Option, UsageError, boolean, parse_args
-from runner.strength import audit
 
 ROOT = Path(__file__).resolve().parents[1]
 

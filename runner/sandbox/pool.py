@@ -24,6 +24,7 @@ import weakref
 from dataclasses import dataclass
 
 from runner.outcome import Outcome, SuiteResult
+from runner.sandbox.frames import write_frame
 from runner.sandbox.limits import Limits
 from runner.sandbox.repo_job import RepoRun, RepoRunResult
 from runner.sandbox.zygote import MAX_WORKERS, EarlyZygote, worker_env
@@ -55,22 +56,6 @@ class SandboxResult:
     isolation: dict[str, bool]
     output: str
     duration_s: float
-
-
-def read_frame(stream) -> object | None:
-    """One length-prefixed pickle from a binary stream (pool <-> worker), or None at end of stream."""
-    header = stream.read(8)
-    if len(header) < 8:
-        return None
-    (size,) = struct.unpack("!Q", header)
-    return pickle.loads(stream.read(size))
-
-
-def write_frame(stream, value: object) -> None:
-    """Write one length-prefixed pickle and flush."""
-    data = pickle.dumps(value)
-    stream.write(struct.pack("!Q", len(data)) + data)
-    stream.flush()
 
 
 class WorkerDied(RuntimeError):

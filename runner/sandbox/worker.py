@@ -25,9 +25,9 @@ import traceback
 
 from runner.outcome import Outcome, SuiteResult, TestResult
 from runner.sandbox import isolation
+from runner.sandbox.frames import read_frame, write_frame
 from runner.sandbox.job_place import JobPlace, write_readonly
 from runner.sandbox.limits import Limits
-from runner.sandbox.pool import read_frame, write_frame
 from runner.sandbox.protocol import Isolation
 from runner.sandbox.repo_job import RepoRun
 from runner.sandbox.repo_run import run_repo_job
