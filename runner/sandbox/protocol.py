@@ -206,3 +206,16 @@ def _build(cls: type, data: dict):
             raise ValueError(f"{cls.__name__}.{name} is not of type {annotation}")
         values[name] = value
     return cls(**values)
+
+
+def authenticated(raw_lines, nonce: str, violations: list[str]):
+    """The payload of each non-empty channel line that starts with `nonce`; any other line is a violation."""
+    prefix = nonce + " "
+    for raw in raw_lines:
+        if not raw:
+            continue
+        line = raw.decode("utf-8", "replace")
+        if line.startswith(prefix):
+            yield line[len(prefix) :]
+        else:
+            violations.append("an unauthenticated message on the verdict channel")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from runner.sandbox.protocol import authenticated
+
 
 @dataclass(frozen=True)
 class RepoRun:
@@ -33,16 +35,9 @@ class RepoRunResult:
 
     def feed(self, nonce: str, data: bytes) -> None:
         """Decode complete channel lines; anything not carrying the nonce is a violation."""
-        prefix = nonce + " "
-        for raw in data.split(b"\n"):
-            if not raw:
-                continue
-            line = raw.decode("utf-8", "replace")
-            if not line.startswith(prefix):
-                self.violations.append("an unauthenticated message on the verdict channel")
-                continue
+        for payload in authenticated(data.split(b"\n"), nonce, self.violations):
             try:
-                message = json.loads(line[len(prefix) :])
+                message = json.loads(payload)
             except ValueError:
                 message = None
             if not isinstance(message, dict) or not isinstance(message.get("k"), str):

@@ -37,6 +37,7 @@ from runner.sandbox.protocol import (
     Start,
     SuiteDone,
     Tamper,
+    authenticated,
     decode,
 )
 from runner.sandbox.verdict import RunFacts
@@ -124,16 +125,9 @@ class SessionFacts:
         """Parse complete channel lines; a `start` of a new file moves `running` on."""
         lines = (self.pending + data).split(b"\n")
         self.pending = lines.pop()
-        prefix = self.nonce + " "
-        for raw in lines:
-            if not raw:
-                continue
-            line = raw.decode("utf-8", "replace")
-            if not line.startswith(prefix):
-                self.violations.append("an unauthenticated message on the verdict channel")
-                continue
+        for payload in authenticated(lines, self.nonce, self.violations):
             try:
-                message = decode(line[len(prefix) :])
+                message = decode(payload)
             except ValueError:
                 self.violations.append("a malformed message on the verdict channel")
                 continue
