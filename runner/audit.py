@@ -9,7 +9,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from runner.cli import Option, boolean, compose_config, parse_args, run
+from runner.cli import Option, boolean, parse_args, run
+from runner.compose import compose_config
 from runner.config import TrackingConfig
 from runner.strength import audit as strength_audit
 from runner.strength import mutants

@@ -1,9 +1,9 @@
 """The one command-line layer of the `python -m runner.<tool>` tools (evaluate, gold, audit).
 
 Every tool takes `key=value` arguments: its own options (declared as `Option`s) and, for every other
-key, a Hydra override of the experiment config, composed by `compose_config` exactly as `python -m runner`
-composes it. `-h`/`--help` prints the options with their defaults; bad input ends in one line on stderr
-and exit code 1, never a traceback (`run`).
+key, a Hydra override of the experiment config, composed by `runner.compose.compose_config` exactly as
+`python -m runner` composes it. `-h`/`--help` prints the options with their defaults; bad input ends
+in one line on stderr and exit code 1, never a traceback (`run`).
 """
 
 from __future__ import annotations
@@ -12,16 +12,11 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from hydra.errors import HydraException
-from omegaconf import DictConfig
 from omegaconf.errors import OmegaConfBaseException
 
 from runner.tasks.loader import TaskError
-
-CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
 
 
 class UsageError(ValueError):
@@ -56,17 +51,6 @@ def boolean(text: str) -> bool:
 
 
 _KINDS = {int: "a whole number", float: "a number", boolean: "true or false"}
-
-
-def compose_config(overrides: Sequence[str] | None = None) -> DictConfig:
-    """The experiment config from conf/ with Hydra `overrides` applied, as `python -m runner` composes it."""
-    from hydra import compose, initialize_config_dir
-
-    from runner.config import register_configs
-
-    register_configs()
-    with initialize_config_dir(config_dir=str(CONF_DIR), version_base="1.3"):
-        return compose(config_name="config", overrides=list(overrides or []))
 
 
 def help_text(prog: str, about: str, options: Sequence[Option]) -> str:
@@ -124,11 +108,19 @@ def one_line(message: str) -> str:
     return "; ".join(kept)
 
 
+def input_errors() -> tuple[type[Exception], ...]:
+    """The exceptions that mean bad input, not a bug: Hydra's only if Hydra was imported (a cached
+    config needs no Hydra, runner.compose), so that the tools do not import it to catch them."""
+    errors: tuple[type[Exception], ...] = (TaskError, OmegaConfBaseException, ValueError, FileNotFoundError)
+    hydra_errors = sys.modules.get("hydra.errors")
+    return errors if hydra_errors is None else (*errors, hydra_errors.HydraException)
+
+
 def run(main: Callable[[list[str]], int]) -> None:
     """Run a tool's `main(argv)` and exit with its code; input errors print `error: ...` and exit 1."""
     try:
         code = main(sys.argv[1:])
-    except (TaskError, HydraException, OmegaConfBaseException, ValueError, FileNotFoundError) as exc:
+    except input_errors() as exc:
         print(f"error: {one_line(str(exc))}", file=sys.stderr)
         code = 1
     except BrokenPipeError:  # the reader left (`--help | head`): as Python's docs advise, no second error at exit

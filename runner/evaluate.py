@@ -20,6 +20,11 @@ Unscored samples (harness_error) are excluded from pass@k and make the exit code
 
 from __future__ import annotations
 
+if __name__ == "__main__":  # as a command: the sandbox's warm-up process starts before this module's imports
+    from runner.sandbox.zygote import EarlyZygote
+
+    EARLY_ZYGOTE = EarlyZygote()
+
 import importlib
 import json
 import sys
@@ -31,7 +36,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.cli import Option, UsageError, compose_config, parse_args
+from runner.cli import Option, UsageError, parse_args
+from runner.compose import compose_config
 from runner.config import GateConfig
 from runner.judging.judge import judge
 from runner.outcome import Verdict
@@ -41,7 +47,7 @@ from runner.scoring import COMPLIANT, EVALPLUS_LEVELS, metric_key, summarize
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
-    from runner.sandbox.pool import WorkerPool
+    from runner.sandbox.pool import EarlyZygote, WorkerPool
 
 PASS_AT_K = (1, 10, 100)
 LEVEL_NAMES = {"base": "base", "base_plus": "base+plus"}
@@ -208,14 +214,15 @@ def _config(overrides: list[str]):
     return typed_config(cfg)  # an unknown gate.mode, like any bad value, ends in one line
 
 
-def main(argv: list[str]) -> int:
-    """CLI entry; returns 0, or 2 when some samples could not be scored."""
+def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
+    """CLI entry; returns 0, or 2 when some samples could not be scored. `zygote`: the pool's warm-up
+    process, if the caller started it already (else it starts here)."""
     from runner.sandbox.pool import EarlyZygote, Limits, WorkerPool
     from runner.tasks import EVALPLUS_IMPORTERS, load_task_set
 
-    options, overrides = parse_args(argv, OPTIONS, "runner.evaluate", __doc__)
-    suites = parse_suites(options.get("suites"))
-    with EarlyZygote() as zygote:  # the workers' imports overlap the composition of the config
+    with zygote or EarlyZygote() as zygote:  # the workers' imports overlap the composition of the config
+        options, overrides = parse_args(argv, OPTIONS, "runner.evaluate", __doc__)
+        suites = parse_suites(options.get("suites"))
         cfg = _config(overrides)
         workers = options.get("workers", cfg.sandbox.workers)
         pool = WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False, zygote=zygote)
@@ -242,4 +249,4 @@ def main(argv: list[str]) -> int:
 if __name__ == "__main__":
     from runner.cli import run
 
-    run(main)
+    run(lambda argv: main(argv, EARLY_ZYGOTE))

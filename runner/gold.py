@@ -21,7 +21,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.cli import Option, compose_config, parse_args
+from runner.cli import Option, parse_args
+from runner.compose import compose_config
 from runner.config import GateConfig
 from runner.judging.judge import judge
 from runner.outcome import Outcome, Verdict

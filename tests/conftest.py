@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.cli import compose_config
+from runner.compose import compose_config
 from runner.tasks.datasets import DATASETS_ENV
 
 collect_ignore_glob = ["fixtures/*"]  # the fixture repo tasks' own tests run only inside the sandbox

@@ -27,8 +27,9 @@ def default_root() -> Path:
     """`$XDG_CACHE_HOME/runner/pytest-rewrite` (default `~/.cache/...`), one folder per pytest and Python."""
     from _pytest.assertion.rewrite import PYTEST_TAG
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base, "runner", "pytest-rewrite", PYTEST_TAG)
+    from runner.user_cache import user_cache_dir
+
+    return user_cache_dir("pytest-rewrite", PYTEST_TAG)
 
 
 class RewriteCache:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.tasks.loader import TaskError
+from runner.user_cache import user_cache_dir
 
 DATASETS_ENV = "RUNNER_DATASETS_DIR"
 BASE_URL_ENV = "RUNNER_DATASETS_URL"
@@ -71,8 +72,7 @@ class DatasetError(TaskError):
 
 def cache_dir() -> Path:
     """The user cache folder for downloaded benchmark files."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "runner" / "datasets"
+    return user_cache_dir("datasets")
 
 
 def locate(set_name: str, path: str = "") -> Path:
