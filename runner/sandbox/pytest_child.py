@@ -248,11 +248,9 @@ def run_suite(test_path: str, ini_path: str, channel: Channel, limits: Limits) -
     For the worker's warm-up run on a trusted suite: no audit hook is installed (one can never be removed
     again, and every forked child installs its own in `run_prepared`).
     """
-    from runner.suites.hypothesis_profile import register_profile
-
     test_dir = os.path.dirname(test_path)
     candidate_path = os.path.join(test_dir, "candidate.py")
-    register_profile(limits.hypothesis_examples)
+    load_profile(limits)
     load_candidate_guard(test_dir)
     integrity = Integrity()
     collector = Collector(channel, candidate_path, integrity)
@@ -285,9 +283,7 @@ def prepare_session(test_dir: str, ini_path: str, scratch: str, limits: Limits) 
     """
     from _pytest.config import _prepareconfig
 
-    from runner.suites.hypothesis_profile import register_profile
-
-    register_profile(limits.hypothesis_examples)
+    load_profile(limits)
     collector = Collector(None, os.path.join(test_dir, "candidate.py"), None)
     cwd = os.getcwd()
     os.chdir(scratch)
@@ -302,8 +298,22 @@ def prepare_session(test_dir: str, ini_path: str, scratch: str, limits: Limits) 
             fnmatch.fnmatch("warm", pattern)  # fnmatch caches the compiled pattern here, not in every child
     finally:
         os.chdir(cwd)
-    objects = GuardedObjects(snapshot_entries(tuple(m for m in GUARDED_MODULES if m != "candidate_guard")))
-    return Prepared(config, session, collector, objects)
+    return Prepared(config, session, collector, guarded_objects())
+
+
+def guarded_objects() -> GuardedObjects:
+    """A snapshot of the guarded modules as they are now, for every child forked from here on (the
+    job's own `candidate_guard` is added per child)."""
+    return GuardedObjects(snapshot_entries(tuple(m for m in GUARDED_MODULES if m != "candidate_guard")))
+
+
+def load_profile(limits: Limits) -> None:
+    """Load the suites' hypothesis profile, if hypothesis is loaded (runner.sandbox.warm_up.load_hypothesis):
+    a child must never import it from disk."""
+    if "hypothesis" in sys.modules:
+        from runner.suites.hypothesis_profile import register_profile
+
+        register_profile(limits.hypothesis_examples)
 
 
 def _finish_session(config: pytest.Config, session: pytest.Session) -> int:
@@ -364,11 +374,9 @@ def run_prepared(prepared: Prepared, test_paths: list[str], channel: Channel) ->
 
 def run_unprepared(test_paths: list[str], ini_path: str, channel: Channel, limits: Limits) -> int:
     """In a forked child, `run_prepared` without a prepared session: `pytest.main` configures pytest here."""
-    from runner.suites.hypothesis_profile import register_profile
-
     test_dir = os.path.dirname(test_paths[0])
     candidate_path = os.path.join(test_dir, "candidate.py")
-    register_profile(limits.hypothesis_examples)
+    load_profile(limits)
     load_candidate_guard(test_dir)
     integrity = Integrity()
     collector = Collector(channel, candidate_path, integrity)

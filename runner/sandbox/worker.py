@@ -24,7 +24,7 @@ import time
 import traceback
 
 from runner.outcome import Outcome, SuiteResult, TestResult
-from runner.sandbox import isolation
+from runner.sandbox import isolation, pytest_child
 from runner.sandbox.frames import read_frame, write_frame
 from runner.sandbox.job_place import JobPlace, write_readonly
 from runner.sandbox.limits import Limits
@@ -33,7 +33,7 @@ from runner.sandbox.repo_job import RepoRun
 from runner.sandbox.repo_run import run_repo_job
 from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
 from runner.sandbox.verdict import expected_tests, verdict_for
-from runner.sandbox.warm_up import preload, probe, warm_up
+from runner.sandbox.warm_up import load_hypothesis, preload, probe, warm_up
 from runner.sandbox.zygote import MAX_WORKERS
 
 # ---------------------------------------------------------------- one job
@@ -148,12 +148,27 @@ def serve(requests, replies, limits: Limits) -> None:
                 write_frame(replies, run_repo_job(job, slot, limits, in_force, place))
                 continue
             files, suites, time_limit_s = job
+            if _mentions_hypothesis(files) and load_hypothesis(limits):
+                _after_late_imports(place)
             job_limits = limits
             if time_limit_s > max(limits.timeout_s, limits.cpu_s):
                 job_limits = dataclasses.replace(limits, timeout_s=time_limit_s, cpu_s=time_limit_s)
             write_frame(replies, run_sandbox_job(files, suites, slot, job_limits, base, place))
     finally:
         place.remove()
+
+
+def _mentions_hypothesis(files: dict[str, str | bytes]) -> bool:
+    """Whether a job's suite (or its candidate, or a data file) may use hypothesis: it names it."""
+    return any(("hypothesis" if isinstance(text, str) else b"hypothesis") in text for text in files.values())
+
+
+def _after_late_imports(place: JobPlace) -> None:
+    """After modules were imported in a serving worker: children get a snapshot of the guarded modules
+    as they are now (imports add to their namespaces), and pytest's collections skip the new objects too."""
+    if place.prepared is not None:
+        place.prepared.objects = pytest_child.guarded_objects()
+    gc.freeze()
 
 
 def _warm_process() -> tuple:
