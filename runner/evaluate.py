@@ -229,8 +229,9 @@ def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
     with pool:  # warms up while samples load
         tasks = {t.id: t for t in load_task_set(cfg.task_set, cfg.cache_dir) if t.kind == "function"}  # not repo tasks
         samples = read_samples(options["samples"], tasks)
-        # The summary's numpy import (0.1-0.2 s) while this process waits for the pool anyway, not after.
-        threading.Thread(target=importlib.import_module, args=("numpy",), daemon=True).start()
+        # The summary's numpy imports (0.1-0.2 s; the bootstrap's random generator is a module of its own)
+        # while this process waits for the pool anyway, not after.
+        threading.Thread(target=importlib.import_module, args=("numpy.random",), daemon=True).start()
         print(f"task set {cfg.task_set.name}, gate {cfg.gate.name} ({cfg.gate.mode} mode), "
               f"suites {', '.join(suites)}, {workers} worker(s)", file=sys.stderr)  # fmt: skip
         progress = Progress(len(samples), "samples", enabled=cfg.progress)

@@ -22,7 +22,6 @@ set it.
 
 from __future__ import annotations
 
-import importlib.metadata
 import os
 import sys
 import warnings
@@ -46,7 +45,10 @@ def unsupported(name: str, python: tuple[int, int] | None = None, pytest_version
         if python not in PYTHON_VERSIONS:
             return f"it reads the object layouts of CPython {tested}, not {python[0]}.{python[1]}"
         return None
-    pytest_version = pytest_version or importlib.metadata.version("pytest")
+    if pytest_version is None:
+        import importlib.metadata  # here, not at the top: the pool's warm-up process starts before it is needed
+
+        pytest_version = importlib.metadata.version("pytest")
     if pytest_version.split(".")[:2] != PYTEST_SERIES.split("."):
         return f"it uses private functions of pytest {PYTEST_SERIES}, not {pytest_version}"
     return None

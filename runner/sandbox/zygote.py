@@ -10,9 +10,12 @@ import socket
 import subprocess
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.sandbox import internals
-from runner.sandbox.limits import Limits
+
+if TYPE_CHECKING:  # not imported: a tool starts this module's warm-up process first, before its own imports
+    from runner.sandbox.limits import Limits
 
 MAX_WORKERS = 256
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
