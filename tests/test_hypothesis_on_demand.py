@@ -29,7 +29,8 @@ TASK = Task(
         ("def test_a():\n    settings(max_examples=3)\n", True),
         ("import hypothesis.strategies as hs\n", True),
         ("from hypothesis.extra import numpy\n", True),
-        ("def test_a(:\n", True),  # does not parse: every name stays in scope for the error report
+        ("@given(st.integers())\ndef test_a(:\n", True),  # does not parse: its names stay in scope for the report
+        ("def test_a(:\n", False),
     ],
 )
 def test_a_suite_uses_hypothesis_when_it_names_it(body, expected):

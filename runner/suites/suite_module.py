@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import re
 from pathlib import Path
 
 from runner.tasks.model import Task
@@ -38,6 +39,7 @@ HYPOTHESIS_IMPORTS = """from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 """
 HYPOTHESIS_NAMES = frozenset({"assume", "example", "given", "settings", "st", "hypothesis"})
+_ANY_NAME = re.compile(r"\b(?:" + "|".join(sorted(HYPOTHESIS_NAMES)) + r")\b")
 
 
 def build_suite_module(task: Task, suite: str) -> str:
@@ -51,8 +53,10 @@ def build_suite_module(task: Task, suite: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def uses_hypothesis(body: str) -> bool:
-    """Whether suite text names one of HYPOTHESIS_NAMES or imports hypothesis (True if it does not parse:
-    the session then reports the error with every name in scope)."""
+    """Whether suite text names one of HYPOTHESIS_NAMES or imports hypothesis (True if it has one of the
+    words but does not parse: the session then reports the error with those names in scope)."""
+    if not _ANY_NAME.search(body):  # most suites: no parse needed
+        return False
     try:
         tree = ast.parse(body)
     except SyntaxError:
