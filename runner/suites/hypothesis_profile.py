@@ -22,16 +22,21 @@ PROFILE_SETTINGS: dict[str, Any] = {
     "deadline": None,
     "print_blob": False,
     "suppress_health_check": ["too_slow"],
+    "phases": ["explicit", "reuse", "generate", "target", "shrink"],
 }
-"""The profile as plain data; `suppress_health_check` names `hypothesis.HealthCheck` members."""
+"""The profile as plain data; `suppress_health_check` names `hypothesis.HealthCheck` members, `phases`
+`hypothesis.Phase` members: every phase but `explain`, which only adds comments to a falsifying example
+(`falsifying_example` drops them) and, re-running the test a few hundred times under the sandbox's
+audit hook, took 8-20 s per failing property suite: enough to turn a plain failure into a timeout."""
 
 
 def profile_kwargs(max_examples: int | None = None) -> dict[str, Any]:
     """Keyword arguments for `hypothesis.settings`, with an optional example budget override."""
-    from hypothesis import HealthCheck
+    from hypothesis import HealthCheck, Phase
 
     kwargs = dict(PROFILE_SETTINGS)
     kwargs["suppress_health_check"] = [HealthCheck[name] for name in PROFILE_SETTINGS["suppress_health_check"]]
+    kwargs["phases"] = [Phase[name] for name in PROFILE_SETTINGS["phases"]]
     if max_examples is not None:
         kwargs["max_examples"] = max_examples
     return kwargs
@@ -52,11 +57,13 @@ def conftest_source(max_examples: int = 100) -> str:
     """
     settings = dict(PROFILE_SETTINGS, max_examples=max_examples)
     checks = ", ".join(f"HealthCheck.{name}" for name in settings.pop("suppress_health_check"))
+    phases = ", ".join(f"Phase.{name}" for name in settings.pop("phases"))
     args = "".join(f"    {key}={value!r},\n" for key, value in settings.items())
     return (
         '"""Loads the runner hypothesis profile (written by runner.suites.hypothesis_profile)."""\n\n'
-        "from hypothesis import HealthCheck, settings\n\n"
-        f"settings.register_profile(\n    {PROFILE_NAME!r},\n{args}    suppress_health_check=[{checks}],\n)\n"
+        "from hypothesis import HealthCheck, Phase, settings\n\n"
+        f"settings.register_profile(\n    {PROFILE_NAME!r},\n{args}    suppress_health_check=[{checks}],\n"
+        f"    phases=[{phases}],\n)\n"
         f"settings.load_profile({PROFILE_NAME!r})\n"
     )
 
