@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import subprocess
+import sys
+import time
 
 import pytest
 
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends import BACKENDS, BackendError, make_backend
-from runner.generation.backends.cpu import free_cores
+from runner.generation.backends.cpu import descendant_ticks, free_cores
 from runner.generation.backends.llamacpp import LlamaCppBackend
 from runner.generation.backends.ollama import OllamaBackend
 from runner.generation.backends.openai import OpenAIBackend
@@ -49,20 +52,42 @@ def _stat_samples(*samples):
 
 
 @pytest.mark.parametrize(
-    ("before", "after", "free"),
+    ("before", "after", "own", "free"),
     [
         # user nice system idle iowait irq softirq steal; 4 cores, 400 ticks in the sample
-        ([0] * 8, [0, 0, 0, 400, 0, 0, 0, 0], 4),  # idle machine: every core
-        ([0] * 8, [0, 300, 0, 100, 0, 0, 0, 0], 4),  # our niced sandboxes busy: they yield, every core
-        ([0] * 8, [200, 0, 0, 200, 0, 0, 0, 0], 2),  # another program keeps two cores busy
-        ([0] * 8, [330, 0, 60, 10, 0, 0, 0, 0], 1),  # all busy: still one thread
-        ([0] * 8, [0] * 8, 4),  # no ticks counted: every core
+        ([0] * 8, [0, 0, 0, 400, 0, 0, 0, 0], ({}, {}), 4),  # idle machine: every core
+        ([0] * 8, [0, 300, 0, 100, 0, 0, 0, 0], ({}, {}), 4),  # our niced sandboxes busy: they yield, every core
+        ([0] * 8, [200, 0, 0, 200, 0, 0, 0, 0], ({}, {}), 2),  # another program keeps two cores busy
+        ([0] * 8, [330, 0, 60, 10, 0, 0, 0, 0], ({}, {}), 1),  # all busy: still one thread
+        ([0] * 8, [0] * 8, ({}, {}), 4),  # no ticks counted: every core
+        # our own sandbox pool warming up (un-niced descendants, 150 ticks; one started in the sample)
+        ([0] * 8, [150, 0, 0, 250, 0, 0, 0, 0], ({7: 1000}, {7: 1100, 8: 50}), 4),
+        ([0] * 8, [350, 0, 0, 50, 0, 0, 0, 0], ({7: 1000}, {7: 1100, 8: 50}), 2),  # ours and another's
+        ([0] * 8, [200, 0, 0, 200, 0, 0, 0, 0], ({7: 1000, 9: 500}, {7: 1000}), 2),  # one of ours ended
     ],
 )
-def test_free_cores_counts_idle_and_niced_time(monkeypatch, before, after, free):
+def test_free_cores_counts_idle_niced_and_our_own_time(monkeypatch, before, after, own, free):
     monkeypatch.setattr("os.cpu_count", lambda: 4)
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    assert free_cores(sample_s=0, read=_stat_samples(before, after)) == free
+    assert free_cores(sample_s=0, read=_stat_samples(before, after), own=_stat_samples(*own)) == free
+
+
+def test_descendant_ticks_are_our_own_un_niced_processes():
+    busy = "import time\nend = time.monotonic() + 30\nwhile time.monotonic() < end: pass"
+    ours = subprocess.Popen([sys.executable, "-c", busy], start_new_session=True)
+    niced = subprocess.Popen(["nice", "-n", "10", sys.executable, "-c", busy])
+    try:
+        time.sleep(0.5)
+        first = descendant_ticks()
+        time.sleep(0.3)
+        second = descendant_ticks()
+        assert second[ours.pid] > first[ours.pid] > 0  # a new session is still ours
+        assert niced.pid not in second  # niced time counts as free already
+        assert os.getpid() not in second
+    finally:
+        for proc in (ours, niced):
+            proc.kill()
+            proc.wait()
 
 
 def test_free_cores_is_bounded_by_the_affinity_mask(monkeypatch):

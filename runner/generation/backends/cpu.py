@@ -4,7 +4,9 @@ llama.cpp's threads wait on each other at every step, so one thread that has to 
 another program's work slows the whole generation many times over; a thread on a core that only our
 own test sandboxes use costs little, since they run at nice 10 (runner/sandbox/isolation.py) and
 yield to generation. So the free cores are counted from /proc/stat over a short sample: idle time and
-niced time are free, everything else is taken.
+niced time are free, and so is the time of this process's own descendants (the sandbox pool warming up
+beside the model's load: counted as taken, it cost the default job a thread for its whole run and made
+generation 1.6x slower); everything else is taken.
 """
 
 from __future__ import annotations
@@ -36,17 +38,43 @@ def usable_cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def free_cores(sample_s: float = 0.25, read: Callable[[], list[int] | None] = read_cpu_times) -> int:
-    """Usable cores minus those busy with other programs' un-niced work over `sample_s`; at least 1."""
+def descendant_ticks() -> dict[int, int]:
+    """Un-niced CPU ticks (user + system) so far of each live descendant of this process, by pid."""
+    table: dict[int, tuple[int, int, int]] = {}  # pid -> (parent, nice, ticks)
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                fields = Path(entry.path, "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue  # gone meanwhile
+            table[int(entry.name)] = (int(fields[1]), int(fields[16]), int(fields[11]) + int(fields[12]))
+    children: dict[int, list[int]] = {}
+    for pid, (parent, _, _) in table.items():
+        children.setdefault(parent, []).append(pid)
+    found, stack = {}, list(children.get(os.getpid(), []))
+    while stack:
+        pid = stack.pop()
+        parent, nice, ticks = table[pid]
+        if nice <= 0:  # niced time is counted free already
+            found[pid] = ticks
+        stack.extend(children.get(pid, []))
+    return found
+
+
+def free_cores(sample_s: float = 0.25, read: Callable[[], list[int] | None] = read_cpu_times,
+               own: Callable[[], dict[int, int]] = descendant_ticks) -> int:  # fmt: skip
+    """Usable cores minus those busy with other programs' un-niced work over `sample_s`; at least 1.
+    `own`: this process's descendants' un-niced ticks by pid, whose work is not another program's."""
     usable = usable_cores()
-    before = read()
+    before, own_before = read(), own()
     time.sleep(sample_s)
-    after = read()
+    after, own_after = read(), own()
     if before is None or after is None:
         return usable
     delta = [b - a for a, b in zip(before, after, strict=True)]
     total = sum(delta)
     if total <= 0:
         return usable
-    free_share = sum(delta[i] for i in _FREE_COLUMNS) / total
+    ours = sum(max(0, ticks - own_before.get(pid, 0)) for pid, ticks in own_after.items())
+    free_share = min(1.0, (sum(delta[i] for i in _FREE_COLUMNS) + ours) / total)
     return max(1, min(usable, round(free_share * (os.cpu_count() or usable))))
