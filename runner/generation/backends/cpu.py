@@ -4,9 +4,9 @@ llama.cpp's threads wait on each other at every step, so one thread that has to 
 another program's work slows the whole generation many times over; a thread on a core that only our
 own test sandboxes use costs little, since they run at nice 10 (runner/sandbox/isolation.py) and
 yield to generation. So the free cores are counted from /proc/stat over a short sample: idle time and
-niced time are free, and so is the time of this process's own descendants (the sandbox pool warming up
-beside the model's load: counted as taken, it cost the default job a thread for its whole run and made
-generation 1.6x slower); everything else is taken.
+niced time are free, and so is the time of this process's own descendants (the job's sandbox pool,
+warming up beside the model's load: counted as taken, it made this answer 1 of 2 cores, a thread lost for
+the whole job); everything else is taken.
 """
 
 from __future__ import annotations
