@@ -5,6 +5,9 @@ tracking into a temporary store) from a cold cache, then replays every request t
 fresh backend with nothing else running ("pure generation": the same messages and options, so the same
 tokens at temperature 0). The overhead is the job's wall time over that pure generation time; model
 loading (the backend's preflight) is timed apart, as the backend's cost rather than the harness's.
+The job and the replay each run in a process that has loaded no model before (in one that had, every
+answer came out different and generation 1.6x slower), and the script says how many replayed answers
+are not the job's; the model load is timed in the replay's process.
 
     uv run python bench/bench_overhead.py [extra Hydra overrides ...]
 """
@@ -16,6 +19,7 @@ import contextlib
 import io
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -45,45 +49,55 @@ def _config(tmp: Path, extra: list[str]):
         return typed_config(compose(config_name="config", overrides=overrides))
 
 
-async def _time_model_load(cfg) -> float:
+async def _pure_generation(cfg, records) -> dict:
     backend = make_backend(cfg.backend, cfg.model)
     start = time.perf_counter()
     await backend.describe()
-    elapsed = time.perf_counter() - start
-    await backend.aclose()
-    return elapsed
-
-
-async def _pure_generation(cfg, records) -> tuple[float, int]:
-    backend = make_backend(cfg.backend, cfg.model)
-    await backend.describe()
-    start, tokens = time.perf_counter(), 0
+    load_s = time.perf_counter() - start
+    start, tokens, same = time.perf_counter(), 0, 0
     for record in records:
         options = GenerationOptions(**{**record.options, "stop": tuple(record.options["stop"])})
-        tokens += (await backend.generate(record.messages, options)).completion_tokens
+        generation = await backend.generate(record.messages, options)
+        tokens += generation.completion_tokens
+        same += generation.text == record.response
     elapsed = time.perf_counter() - start
     await backend.aclose()
-    return elapsed, tokens
+    return {"seconds": elapsed, "tokens": tokens, "same": same, "load_s": load_s}
+
+
+def _replay_in_fresh_process(attempts: Path, extra: list[str]) -> dict:
+    """`_pure_generation` of the job's requests in a new interpreter (this script's `replay` mode)."""
+    done = subprocess.run([sys.executable, __file__, "replay", str(attempts), *extra], capture_output=True,
+                          text=True, check=True)  # fmt: skip
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def replay_main(attempts: str, extra: list[str]) -> None:
+    """The `replay` mode: print the pure generation of the requests in `attempts` as one JSON line."""
+    with tempfile.TemporaryDirectory() as tmp_name:
+        cfg = _config(Path(tmp_name), extra)
+    print(json.dumps(asyncio.run(_pure_generation(cfg, read_attempts(attempts)))))
 
 
 def main(extra: list[str]) -> None:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         cfg = _config(tmp, extra)
-        load_s = asyncio.run(_time_model_load(cfg))
         start = time.perf_counter()
         with contextlib.redirect_stdout(io.StringIO()):
             code = run_job(cfg, tmp / "job")
         wall = time.perf_counter() - start
         records = read_attempts(tmp / "job" / "attempts.jsonl")
         timings = json.loads((tmp / "job" / "run.json").read_text())["timings"]
+        replay = _replay_in_fresh_process(tmp / "job" / "attempts.jsonl", extra)
     in_job = sum(r.generation_s for r in records)
-    generation, pure_tokens = asyncio.run(_pure_generation(cfg, records))
+    generation, pure_tokens, load_s = replay["seconds"], replay["tokens"], replay["load_s"]
     tokens = sum(r.completion_tokens for r in records)
     tests = sum(r.test_s for r in records)
     harness = wall - generation - load_s
     print(f"job exit code           {code}")
-    print(f"attempts                {len(records)} ({tokens} tokens in the job, {pure_tokens} replayed)")
+    print(f"attempts                {len(records)} ({tokens} tokens in the job, {pure_tokens} replayed; "
+          f"{len(records) - replay['same']} replayed answer(s) not the job's)")  # fmt: skip
     print(f"job wall time           {wall:8.2f} s")
     print(f"generation in the job   {in_job:8.2f} s  (sum of generation_s)")
     print(f"pure generation         {generation:8.2f} s  (the same requests replayed alone)")
@@ -96,4 +110,7 @@ def main(extra: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    if sys.argv[1:2] == ["replay"]:
+        replay_main(sys.argv[2], sys.argv[3:])
+    else:
+        main(sys.argv[1:])
