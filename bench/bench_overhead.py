@@ -25,19 +25,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from hydra import compose, initialize_config_dir
-
-from runner.config import register_configs
+from runner.compose import compose_with_hydra
 from runner.generation.backends import GenerationOptions, make_backend
 from runner.job import run_job
 from runner.records import read_attempts
 from runner.validation import typed_config
 
-CONF = str(Path(__file__).resolve().parents[1] / "conf")
-
 
 def _config(tmp: Path, extra: list[str]):
-    register_configs()
     overrides = [
         f"cache_dir={tmp}/cache",
         f"tracking.uri=sqlite:///{tmp}/mlflow.db",
@@ -45,8 +40,7 @@ def _config(tmp: Path, extra: list[str]):
         "progress=false",
         *extra,
     ]
-    with initialize_config_dir(config_dir=CONF, version_base="1.3"):
-        return typed_config(compose(config_name="config", overrides=overrides))
+    return typed_config(compose_with_hydra(overrides))
 
 
 async def _pure_generation(cfg, records) -> dict:
