@@ -54,7 +54,7 @@ def descendant_ticks() -> dict[int, int]:
     found, stack = {}, list(children.get(os.getpid(), []))
     while stack:
         pid = stack.pop()
-        parent, nice, ticks = table[pid]
+        _, nice, ticks = table[pid]
         if nice <= 0:  # niced time is counted free already
             found[pid] = ticks
         stack.extend(children.get(pid, []))
