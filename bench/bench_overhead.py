@@ -56,7 +56,7 @@ async def _pure_generation(cfg, records) -> dict:
         same += generation.text == record.response
     elapsed = time.perf_counter() - start
     await backend.aclose()
-    return {"seconds": elapsed, "tokens": tokens, "same": same, "load_s": load_s}
+    return {"seconds": elapsed, "tokens": tokens, "same": same, "load_s": load_s, "threads": backend.threads_in_use}
 
 
 def _replay_in_fresh_process(attempts: Path, extra: list[str]) -> dict:
@@ -82,7 +82,7 @@ def main(extra: list[str]) -> None:
             code = run_job(cfg, tmp / "job")
         wall = time.perf_counter() - start
         records = read_attempts(tmp / "job" / "attempts.jsonl")
-        timings = json.loads((tmp / "job" / "run.json").read_text())["timings"]
+        run_info = json.loads((tmp / "job" / "run.json").read_text())
         replay = _replay_in_fresh_process(tmp / "job" / "attempts.jsonl", extra)
     in_job = sum(r.generation_s for r in records)
     generation, pure_tokens, load_s = replay["seconds"], replay["tokens"], replay["load_s"]
@@ -99,7 +99,9 @@ def main(extra: list[str]) -> None:
     print(f"test runs (sum)         {tests:8.2f} s  (overlapped with generation)")
     print(f"harness overhead        {harness:8.2f} s = {harness / generation:.1%} of generation time")
     print(f"overhead incl. load     {wall - generation:8.2f} s = {(wall - generation) / generation:.1%}")
+    timings = run_info["timings"]
     print(f"  of which scoring      {timings['scoring_s']:8.2f} s, MLflow logging {timings.get('tracking_s', 0):.2f} s")
+    print(f"llama.cpp threads       {run_info['tags']['backend_threads']} in the job, {replay['threads']} replayed")
     print(f"load average            {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 

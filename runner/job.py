@@ -70,40 +70,45 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
     from runner.repo.env import environments
     from runner.repo.judge import judge_repo
 
-    # Opening the run may create the store (seconds on a fresh one): it overlaps loading the model, and
-    # a store that cannot be used stops the job before any sample is generated.
+    # Opening the run may create the store (seconds on a fresh one) and the gold check runs the references'
+    # tests (seconds of CPU): both overlap loading the model, and a store that cannot be used stops the job
+    # before any sample is generated. Beside generation the gold check would cost more: llama.cpp's threads,
+    # which wait on each other at every step, lose far more than the CPU that the sandbox pool takes.
     opening = asyncio.ensure_future(asyncio.to_thread(_open_run, cfg, out_dir)) if cfg.tracking.enabled else None
-    backend = make_backend(cfg.backend, cfg.model)
+
+    async def opened() -> None:  # the run, once open, is ended by run_job however the job ends
+        nonlocal opening
+        if opening is not None:
+            pending, opening = opening, None
+            runs.append(await pending)
+
+    pool = backend = ready = None
     try:
+        cache = Cache(cfg.cache_dir)
+        limits = Limits.from_config(cfg.sandbox)
+        envs = environments(cfg)
+        pool = WorkerPool(cfg.sandbox.workers, limits, wait=False)
+        excluded: list[dict] = []
+
+        async def gold_check() -> set[str]:
+            excluded.extend(await asyncio.to_thread(_gold_gate, cfg, tasks, pool, limits, cache, out_dir, envs))
+            return {row["task_id"] for row in excluded}
+
+        ready = asyncio.ensure_future(gold_check())
+        backend = make_backend(cfg.backend, cfg.model)
         try:
             identity = await backend.describe()
         except BackendError as exc:
             raise JobError(str(exc)) from None
         finally:
-            if opening is not None:
-                runs.append(await opening)
-        cache = Cache(cfg.cache_dir)
-        limits = Limits.from_config(cfg.sandbox)
-        limits_key = asdict(limits)
-        gate_key = asdict(cfg.gate)
-        repo_key = _repo_key(cfg)
-        pools: list[WorkerPool] = []
-        envs = environments(cfg)
+            await opened()
+        gate_key, repo_key, limits_key = asdict(cfg.gate), _repo_key(cfg), asdict(limits)
 
         def judge_task(task, code):
             if task.kind == "repo":
-                return judge_repo(task, code, pools[0], envs, cfg.repo.answer, cfg.repo.timeout_s)
-            return judge(task, code, pools[0], cfg.gate)
+                return judge_repo(task, code, pool, envs, cfg.repo.answer, cfg.repo.timeout_s)
+            return judge(task, code, pool, cfg.gate)
 
-        async def start_pool_and_gold_check() -> set[str]:
-            # Runs while the model loads and the first generations run, so it costs no wall time.
-            pools.append(await asyncio.to_thread(WorkerPool, cfg.sandbox.workers, limits))
-            bad = await asyncio.to_thread(_gold_gate, cfg, tasks, pools[0], limits, cache, out_dir, envs)
-            excluded.extend(bad)
-            return {row["task_id"] for row in bad}
-
-        excluded: list[dict] = []
-        ready = asyncio.ensure_future(start_pool_and_gold_check())
         experiment = Experiment(
             cfg=cfg,
             backend=backend,
@@ -118,17 +123,18 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
             excluded=ready,
             on_progress=runs[0].progress if runs else None,
         )
-        try:
-            records = await experiment.run(tasks)
-            await ready
-            isolation = pools[0].isolation
-        finally:
-            ready.cancel()
-            for pool in pools:
-                pool.close()
+        records = await experiment.run(tasks)
+        await ready
+        isolation = pool.isolation
         tasks = [t for t in tasks if t.id not in {row["task_id"] for row in excluded}]
     finally:
-        await backend.aclose()
+        if ready is not None:
+            ready.cancel()
+        if pool is not None:
+            pool.close()
+        if backend is not None:
+            await backend.aclose()
+        await opened()  # the job failed before the model was loaded
     return _finish(cfg, out_dir, tasks, excluded, records, identity, isolation, cache, runs[0] if runs else None)
 
 
@@ -205,6 +211,7 @@ def _finish(
         "backend_version": identity.get("server_version", ""),
         "model_id": identity.get("model", cfg.model.id),
         "model_digest": identity.get("model_digest", ""),
+        "backend_threads": identity.get("threads", ""),
         "git_commit": _git_commit(),
         "isolation": ",".join(k for k, v in sorted(isolation.items()) if v) or "none",
         "gold_excluded": ",".join(r["task_id"] for r in excluded),

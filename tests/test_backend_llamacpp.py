@@ -133,6 +133,7 @@ def test_describe_fingerprints_the_gguf(smollm2):
     assert info["model"] == str(path)
     assert info["server_version"] == f"xllamacpp {xllamacpp.__version__}"
     assert info["model_digest"] == "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
+    assert info["threads"] == str(smollm2.threads_in_use) and smollm2.threads_in_use >= 1
 
 
 @pytest.mark.slow

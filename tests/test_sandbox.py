@@ -453,3 +453,33 @@ def test_a_pool_whose_early_zygote_died_fails_cleanly():
     lazy = WorkerPool(workers=2, limits=LIMITS, wait=False, zygote=early)
     with pytest.raises(WorkerDied, match="exited"):
         lazy.run(simple_job("x = 1\n", "def test_a():\n    pass\n"))
+
+
+def test_the_pool_and_its_children_run_at_the_sandbox_nice_level(pool):
+    """Warm-up, gold check and test runs overlap generation: every process of the pool yields the CPU to it,
+    and a sandboxed child is at the same level as its worker (not niced twice)."""
+    from runner.sandbox.isolation import SANDBOX_NICE
+
+    suite = "import os\ndef test_a():\n    assert os.getpriority(os.PRIO_PROCESS, 0) == -1\n"
+    result = pool.run(simple_job("", suite))
+    assert f"assert {SANDBOX_NICE} == -1" in result.suites["visible"].tests[0].message
+    table = {}  # pid -> (parent, nice, command line)
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = open(f"{entry.path}/stat").read().rsplit(")", 1)[1].split()
+            command = open(f"{entry.path}/cmdline", "rb").read()
+        except OSError:
+            continue
+        table[int(entry.name)] = (int(fields[1]), int(fields[16]), command)
+    ours, todo = [], [os.getpid()]
+    while todo:
+        parent = todo.pop()
+        for pid, (ppid, _, _) in table.items():
+            if ppid == parent:
+                ours.append(pid)
+                todo.append(pid)
+    workers = [pid for pid in ours if b"runner.sandbox.worker" in table[pid][2]]
+    assert len(workers) >= 3  # the warm-up process and the pool's two workers
+    assert {table[pid][1] for pid in workers} == {SANDBOX_NICE}

@@ -181,6 +181,7 @@ def _warm_process() -> tuple:
 
 
 def _settle_process() -> None:
+    isolation.yield_cpu()
     os.dup2(2, 1)  # stray prints must never reach a reply stream
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)

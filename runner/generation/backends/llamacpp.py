@@ -129,6 +129,8 @@ class LlamaCppBackend:
             "server_version": f"xllamacpp {xllamacpp.__version__}",
             "model": str(path),
             "model_digest": self._digest,
+            # at temperature 0 the text still depends on the thread count (1 and 2 threads differ)
+            "threads": str(self.threads_in_use),
         }
 
     def _generate_sync(self, body: dict[str, Any], n_ctx: int) -> Generation:
