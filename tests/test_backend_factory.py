@@ -172,3 +172,15 @@ def test_zero_retries_raises_the_original_error():
     with pytest.raises(BackendError) as info:
         retry(call, max_retries=0)
     assert call.calls == 1 and str(info.value) == "boom"
+
+
+def test_a_warming_sandbox_pool_leaves_the_model_every_core_it_had():
+    """The pool warms up beside the model's load: its processes are niced from their start, so the load
+    still sees the cores as free (un-niced work that turned niced during the sample counted as taken)."""
+    from runner.sandbox.pool import Limits, WorkerPool
+
+    before = free_cores()
+    with WorkerPool(workers=2, limits=Limits(), wait=False) as pool:
+        during = free_cores(sample_s=0.5)
+        pool.wait_ready()
+    assert during >= before

@@ -418,7 +418,7 @@ def test_suite_modules_are_found_by_their_stem_or_else_by_a_full_search(tmp_path
 
 
 def test_a_pool_whose_workers_cannot_start_fails_at_once_and_cleanly(monkeypatch):
-    monkeypatch.setattr(sandbox.sys, "executable", "/bin/false")  # the zygote exits at once
+    monkeypatch.setattr(sys, "executable", "/bin/false")  # the zygote exits at once
     with pytest.raises(WorkerDied, match="exited"):
         WorkerPool(workers=2, limits=LIMITS)
     lazy = WorkerPool(workers=2, limits=LIMITS, wait=False)  # the same error surfaces at the first use
@@ -458,7 +458,7 @@ def test_a_pool_whose_early_zygote_died_fails_cleanly():
 def test_the_pool_and_its_children_run_at_the_sandbox_nice_level(pool):
     """Warm-up, gold check and test runs overlap generation: every process of the pool yields the CPU to it,
     and a sandboxed child is at the same level as its worker (not niced twice)."""
-    from runner.sandbox.isolation import SANDBOX_NICE
+    from runner.sandbox.zygote import SANDBOX_NICE
 
     suite = "import os\ndef test_a():\n    assert os.getpriority(os.PRIO_PROCESS, 0) == -1\n"
     result = pool.run(simple_job("", suite))

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.sandbox.limits import Limits
+from runner.sandbox.zygote import SANDBOX_NICE
 
 CLONE_NEWNET = 0x40000000
 PR_SET_CHILD_SUBREAPER = 36
@@ -28,7 +29,6 @@ BASE_UID = 61000
 MAX_SLOTS = 1000
 LOCK_DIR = Path("/tmp/runner-sandbox-slots")
 SCRATCH_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
-SANDBOX_NICE = 10  # the pool's processes and the sandboxed children: generation comes first
 JOB_DIR_BASE = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 """Where job directories go: tmpfs makes creating and removing them ~100x cheaper than /tmp here."""
 

@@ -17,7 +17,6 @@ import select
 import signal
 import struct
 import subprocess
-import sys
 import threading
 import time
 import weakref
@@ -27,7 +26,7 @@ from runner.outcome import Outcome, SuiteResult
 from runner.sandbox.frames import write_frame
 from runner.sandbox.limits import Limits
 from runner.sandbox.repo_job import RepoRun, RepoRunResult
-from runner.sandbox.zygote import MAX_WORKERS, EarlyZygote, worker_env
+from runner.sandbox.zygote import MAX_WORKERS, EarlyZygote, worker_command, worker_env
 
 __all__ = ["EarlyZygote", "Limits", "SandboxJob", "SandboxResult", "WorkerPool", "WorkerDied"]
 
@@ -125,7 +124,7 @@ class _Worker:
         self.hello: dict | None = None
         if pipes is None:
             self.proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", "runner.sandbox.worker"],
+                worker_command(),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 env=worker_env(),
@@ -232,7 +231,7 @@ def _start_zygote(limits: Limits, count: int, early: EarlyZygote | None) -> tupl
                 os.close(fd)
     try:
         zygote = subprocess.Popen(
-            [sys.executable, "-P", "-m", "runner.sandbox.worker", "--zygote", *(f"{r},{w}" for r, w in theirs)],
+            worker_command("--zygote", *(f"{r},{w}" for r, w in theirs)),
             stdin=subprocess.PIPE,
             env=worker_env(),
             cwd="/",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,7 +19,24 @@ if TYPE_CHECKING:  # not imported: a tool starts this module's warm-up process f
     from runner.sandbox.limits import Limits
 
 MAX_WORKERS = 256
+SANDBOX_NICE = 10  # the pool's processes and the sandboxed children: generation comes first
 _PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+def worker_command(*args: str) -> list[str]:
+    """The command line of a warm-up process or worker: `python -m runner.sandbox.worker ARGS` at nice 10.
+
+    Niced from exec on, not only once its imports are done: the model's loader counts un-niced work of
+    ours that turns niced meanwhile as another program's (generation.backends.cpu.free_cores)."""
+    nice = shutil.which("nice")
+    return [
+        *([nice, "-n", str(SANDBOX_NICE)] if nice else []),
+        sys.executable,
+        "-P",
+        "-m",
+        "runner.sandbox.worker",
+        *args,
+    ]
 
 
 def worker_env() -> dict[str, str]:
@@ -48,7 +66,7 @@ class EarlyZygote:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-P", "-m", "runner.sandbox.worker", "--early-zygote", str(theirs.fileno())],
+                worker_command("--early-zygote", str(theirs.fileno())),
                 stdin=subprocess.DEVNULL,
                 env=worker_env(),
                 cwd="/",
