@@ -121,23 +121,11 @@ def _processes_of(uid: int) -> int:
 
 
 def yield_cpu() -> None:
-    """Lower this process, and its session's autogroup, to nice SANDBOX_NICE (either, if nicer, stays).
+    """Lower this process to nice SANDBOX_NICE (a process already as nice stays as it is).
 
     Test runs, and the pool's warm-up and gold check, overlap generation; on a small machine the model,
-    the bottleneck, must win the CPU. Where the kernel groups the CPU by session (autogroup, on by default
-    in most distributions), a process's own nice only ranks it within its session, and the pool and every
-    sandboxed child lead sessions of their own: each would get as much CPU as the whole job. So the
-    session's autogroup gets the same nice (beside the first generations, the gold check cost 5-6 s), if
-    this process leads that session: a worker started in the job's own session must not nice the job."""
+    the bottleneck, must win the CPU."""
     os.setpriority(os.PRIO_PROCESS, 0, max(SANDBOX_NICE, os.getpriority(os.PRIO_PROCESS, 0)))
-    if os.getsid(0) != os.getpid():
-        return
-    try:
-        group = Path("/proc/self/autogroup")
-        if int(group.read_text().split("nice")[1]) < SANDBOX_NICE:
-            group.write_text(str(SANDBOX_NICE))
-    except (OSError, IndexError, ValueError):  # a kernel without autogroups
-        pass
 
 
 def confine(limits: Limits, slot: Slot, home: str) -> dict[str, bool]:
