@@ -71,9 +71,8 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
     from runner.repo.judge import judge_repo
 
     # Opening the run may create the store (seconds on a fresh one) and the gold check runs the references'
-    # tests (seconds of CPU): both overlap loading the model, and a store that cannot be used stops the job
-    # before any sample is generated. Beside generation the gold check would cost more: llama.cpp's threads,
-    # which wait on each other at every step, lose far more than the CPU that the sandbox pool takes.
+    # tests (seconds of CPU): both start first, to overlap loading the model (the gold check also the
+    # first generations), and a store that cannot be used stops the job before any sample is generated.
     opening = asyncio.ensure_future(asyncio.to_thread(_open_run, cfg, out_dir)) if cfg.tracking.enabled else None
 
     async def opened() -> None:  # the run, once open, is ended by run_job however the job ends

@@ -124,7 +124,8 @@ def yield_cpu() -> None:
     """Lower this process to nice SANDBOX_NICE (a process already as nice stays as it is).
 
     Test runs, and the pool's warm-up and gold check, overlap generation; on a small machine the model,
-    the bottleneck, must win the CPU."""
+    the bottleneck, must win the CPU. Where the kernel groups CPU time by session (autogroup), this
+    ranks the process only within its session (README, "n_threads")."""
     os.setpriority(os.PRIO_PROCESS, 0, max(SANDBOX_NICE, os.getpriority(os.PRIO_PROCESS, 0)))
 
 

@@ -2,12 +2,12 @@
 
 llama.cpp's threads wait on each other at every step, so one thread that has to share its core with
 another program's work slows the whole generation many times over; a thread on a core that only our
-own sandbox pool uses costs little, since it runs at nice 10 (runner/sandbox/isolation.py) and
-yields to generation. So the free cores are counted from /proc/stat over a short sample: idle time and
-niced time are free, and so is the un-niced time of this process and its descendants, such as the MLflow
-store being created in a thread beside the model's load (counted as taken, it made this answer 1 of 2
-cores, a thread lost for the whole job: a fresh store's job ran at 21 tokens/s instead of 37, and with
-other answers); everything else is taken.
+own sandbox pool uses costs less, since it runs at nice 10 (runner/sandbox/isolation.py; within its
+own sessions only, where the kernel groups CPU time by session). So the free cores are counted from
+/proc/stat over a short sample: idle time and niced time are free, and so is the un-niced time of this
+process and its descendants, such as the MLflow store being created in a thread beside the model's load
+(counted as taken, it made this answer 1 of 2 cores, a thread lost for the whole job: a fresh store's
+job ran at 21 tokens/s instead of 37, and with other answers); everything else is taken.
 """
 
 from __future__ import annotations
