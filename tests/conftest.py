@@ -35,3 +35,18 @@ def typed_test_config(overrides: list[str] | None = None):
 @pytest.fixture
 def make_config():
     return compose_config
+
+
+def descendants(pid: int) -> set[int]:
+    """Every live process below `pid` (through /proc/<pid>/task/*/children)."""
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                children = {int(c) for c in (task / "children").read_text().split()}
+            except OSError:
+                continue
+            todo += list(children - found)
+            found |= children
+    return found

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
+from tests.conftest import descendants
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -51,21 +52,6 @@ def wait_for(condition, timeout: float = 240.0, what: str = "", proc: subprocess
         assert proc is None or proc.poll() is None, f"the job ended before {what}: {proc.communicate()[1][-3000:]}"
         assert time.monotonic() < deadline, f"timed out waiting for {what}"
         time.sleep(0.2)
-
-
-def descendants(pid: int) -> set[int]:
-    """Every live process below `pid` (through /proc/<pid>/task/*/children)."""
-    found, todo = set(), [pid]
-    while todo:
-        parent = todo.pop()
-        for task in Path(f"/proc/{parent}/task").glob("*"):
-            try:
-                children = {int(c) for c in (task / "children").read_text().split()}
-            except OSError:
-                continue
-            todo += list(children - found)
-            found |= children
-    return found
 
 
 def alive(pid: int) -> bool:

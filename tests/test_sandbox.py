@@ -35,6 +35,7 @@ from runner.sandbox.protocol import (
     Tamper,
 )
 from runner.sandbox.verdict import RunFacts, expected_tests, verdict_for
+from tests.conftest import descendants
 
 ROOT = os.geteuid() == 0
 needs_root = pytest.mark.skipif(not ROOT, reason="uid drop and network namespaces need root")
@@ -463,23 +464,14 @@ def test_the_pool_and_its_children_run_at_the_sandbox_nice_level(pool):
     suite = "import os\ndef test_a():\n    assert os.getpriority(os.PRIO_PROCESS, 0) == -1\n"
     result = pool.run(simple_job("", suite))
     assert f"assert {SANDBOX_NICE} == -1" in result.suites["visible"].tests[0].message
-    table = {}  # pid -> (parent, nice, command line)
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = open(f"{entry.path}/stat").read().rsplit(")", 1)[1].split()
-            command = open(f"{entry.path}/cmdline", "rb").read()
-        except OSError:
-            continue
-        table[int(entry.name)] = (int(fields[1]), int(fields[16]), command)
-    ours, todo = [], [os.getpid()]
-    while todo:
-        parent = todo.pop()
-        for pid, (ppid, _, _) in table.items():
-            if ppid == parent:
-                ours.append(pid)
-                todo.append(pid)
-    workers = [pid for pid in ours if b"runner.sandbox.worker" in table[pid][2]]
+    workers = [pid for pid in descendants(os.getpid()) if b"runner.sandbox.worker" in _read(pid, "cmdline")]
     assert len(workers) >= 3  # the warm-up process and the pool's two workers
-    assert {table[pid][1] for pid in workers} == {SANDBOX_NICE}
+    assert {int(_read(pid, "stat").rsplit(b")", 1)[1].split()[16]) for pid in workers} == {SANDBOX_NICE}
+
+
+def _read(pid: int, name: str) -> bytes:
+    try:
+        with open(f"/proc/{pid}/{name}", "rb") as f:
+            return f.read()
+    except OSError:  # the process has ended meanwhile
+        return b""
