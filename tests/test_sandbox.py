@@ -280,6 +280,26 @@ def test_deterministic_property_failures(pool):
     assert "Falsifying example" in first.tests[0].message
 
 
+DRAW_SUITE = "import random\ndef test_draw():\n    assert False, 'drew %r' % [random.random() for _ in range({n})]\n"
+
+
+def test_suites_draw_the_same_random_numbers_on_every_run_whatever_ran_before(pool):
+    files = {
+        "candidate.py": "def f():\n    pass\n",
+        "test_a.py": DRAW_SUITE.format(n=3),
+        "test_b.py": DRAW_SUITE.format(n=1),
+    }
+    both = pool.run(SandboxJob(files, (("a", "test_a.py"), ("b", "test_b.py"))))
+    with WorkerPool(workers=1, limits=LIMITS) as fresh:  # new processes: a new random state, unless seeded
+        alone = fresh.run(SandboxJob({"candidate.py": files["candidate.py"], "test_b.py": files["test_b.py"]},
+                                     (("b", "test_b.py"),)))  # fmt: skip
+    after_a, first_of_a, on_its_own = (
+        r.suites[s].tests[0].message for r, s in ((both, "b"), (both, "a"), (alone, "b"))
+    )
+    assert "drew [" in after_a and after_a == on_its_own
+    assert first_of_a.split(",")[0] == after_a.split("]")[0]  # each suite starts from the same seed
+
+
 def test_a_killed_worker_is_replaced_and_the_job_retried(pool):
     victim = pool._all[0]
     victim.proc.send_signal(signal.SIGKILL)

@@ -24,10 +24,10 @@ to make forging hard and detectable:
 
 from __future__ import annotations
 
-import builtins
 import fnmatch
 import importlib.util
 import os
+import random
 import sys
 import types
 
@@ -60,6 +60,9 @@ DISABLED_PLUGINS = (
 )  # fmt: skip
 """Not needed to run a suite; each one costs time per session (and some would write files). `legacypath`
 only adds the old `tmpdir` and `testdir` fixtures (suites use `tmp_path`)."""
+RANDOM_SEED = 0
+"""`random`'s seed as the child starts and as each suite file starts: a suite that draws test inputs from
+`random` (HumanEval/38's and /50's) gets the same inputs on every run, whatever ran before it."""
 
 
 def _leaf_exceptions(exc: BaseException) -> list[BaseException]:
@@ -159,6 +162,7 @@ class Collector:
         if file != self.current:
             self.close_suite()
             self.current = file
+            random.seed(RANDOM_SEED)
         self.channel.send(Start(nodeid))
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
@@ -387,13 +391,3 @@ def run_unprepared(test_paths: list[str], ini_path: str, channel: Channel, limit
     code = int(pytest.main(args, plugins=[collector]))
     _send_done(channel, code, integrity, collector.config)
     return code
-
-
-def scrub_imported(test_dir: str) -> None:
-    """Forget modules loaded from `test_dir` (after the warm-up run in the long-lived worker)."""
-    for name, module in list(sys.modules.items()):
-        if (getattr(module, "__file__", None) or "").startswith(test_dir + os.sep) or name == "candidate_guard":
-            del sys.modules[name]
-    sys.path[:] = [p for p in sys.path if not p.startswith(test_dir)]
-    builtins_dict = vars(builtins)
-    builtins_dict.pop("_", None)

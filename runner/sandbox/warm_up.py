@@ -13,11 +13,13 @@ worker, which every forked child would copy.
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import importlib
 import os
 import pickle
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -173,10 +175,20 @@ def warm_up(limits: Limits) -> None:
                 os.dup2(saved[1], 2)
                 os.close(saved[0])
                 os.close(saved[1])
-        pytest_child.scrub_imported(test_dir)
+        scrub_imported(test_dir)
     finally:
         os.chdir(cwd)
         shutil.rmtree(root, ignore_errors=True)
+
+
+def scrub_imported(test_dir: str) -> None:
+    """Forget modules loaded from `test_dir` (after the warm-up run in the long-lived worker)."""
+    for name, module in list(sys.modules.items()):
+        if (getattr(module, "__file__", None) or "").startswith(test_dir + os.sep) or name == "candidate_guard":
+            del sys.modules[name]
+    sys.path[:] = [p for p in sys.path if not p.startswith(test_dir)]
+    builtins_dict = vars(builtins)
+    builtins_dict.pop("_", None)
 
 
 def probe(limits: Limits, slot) -> dict[str, bool]:
