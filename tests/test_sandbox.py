@@ -300,6 +300,12 @@ def test_suites_draw_the_same_random_numbers_on_every_run_whatever_ran_before(po
     assert first_of_a.split(",")[0] == after_a.split("]")[0]  # each suite starts from the same seed
 
 
+def test_failure_messages_name_no_memory_address(pool):
+    job = simple_job("def f():\n    return object()\n", "from candidate import f\ndef test_f():\n    assert f() == 1\n")
+    message = pool.run(job).suites["visible"].tests[0].message
+    assert "<object object at 0x...>" in message and "0x7" not in message
+
+
 def test_a_killed_worker_is_replaced_and_the_job_retried(pool):
     victim = pool._all[0]
     victim.proc.send_signal(signal.SIGKILL)

@@ -21,10 +21,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import MISSING, dataclass, field, fields
 from typing import ClassVar
 
 PHASES = ("setup", "call", "teardown")
+
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+>")
 
 
 @dataclass
@@ -41,6 +44,10 @@ class Failure:
     in_candidate: bool = False
     """The exception passed through the candidate's module."""
     msg: str = ""
+
+    def __post_init__(self) -> None:
+        # An object's default repr names its address, which differs run to run; records and repair prompts must not.
+        self.msg = _ADDRESS.sub(" at 0x...>", self.msg)
 
 
 @dataclass
