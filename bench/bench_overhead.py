@@ -1,15 +1,18 @@
-"""Harness overhead over pure generation time, for a job on the embedded model.
+"""Harness overhead over pure generation time, for jobs on the embedded model.
 
-Runs the default experiment (seed-10 tasks, SmolLM2-135M via llama.cpp, one repair round, MLflow
-tracking into a temporary store) from a cold cache, then replays every request the job made against a
-fresh backend with nothing else running ("pure generation": the same messages and options, so the same
-tokens at temperature 0). The overhead is the job's wall time over that pure generation time; model
-loading (the backend's preflight) is timed apart, as the backend's cost rather than the harness's.
-The job and the replay each run in a process that has loaded no model before (in one that had, every
-answer came out different and generation 1.6x slower), and the script says how many replayed answers
-are not the job's; the model load is timed in the replay's process.
+Each round runs the default experiment (seed-10 tasks, SmolLM2-135M via llama.cpp, one repair round,
+MLflow tracking into a temporary store) twice, each job in a fresh process:
+- cold: a fresh store and cache, so the store is created and the gold check runs;
+- warm: the next job on the same store and cache (the gold check cached), with the cached generations
+  and verdicts deleted, so it generates and judges everything again: a user's second job.
+Between the two, every request the cold job made is replayed against a fresh backend with nothing else
+running ("pure generation": the same messages and options, so the same tokens at temperature 0). A job's
+overhead is its wall time beyond that pure generation and the model's load (the backend's preflight,
+timed in the replay's process: the backend's cost rather than the harness's). Every process has loaded no
+model before (in one that had, every answer came out different and generation 1.6x slower); the script
+says how many answers differ from the cold job's. Rounds are medianed: the machine's speed drifts.
 
-    uv run python bench/bench_overhead.py [extra Hydra overrides ...]
+    uv run python bench/bench_overhead.py [rounds=N] [extra Hydra overrides ...]
 """
 
 from __future__ import annotations
@@ -19,6 +22,8 @@ import contextlib
 import io
 import json
 import os
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -59,10 +64,9 @@ async def _pure_generation(cfg, records) -> dict:
     return {"seconds": elapsed, "tokens": tokens, "same": same, "load_s": load_s, "threads": backend.threads_in_use}
 
 
-def _replay_in_fresh_process(attempts: Path, extra: list[str]) -> dict:
-    """`_pure_generation` of the job's requests in a new interpreter (this script's `replay` mode)."""
-    done = subprocess.run([sys.executable, __file__, "replay", str(attempts), *extra], capture_output=True,
-                          text=True, check=True)  # fmt: skip
+def _in_fresh_process(*args: str) -> dict:
+    """Run this script's `job` or `replay` mode in a new interpreter; its last output line, as JSON."""
+    done = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=True)
     return json.loads(done.stdout.splitlines()[-1])
 
 
@@ -73,40 +77,74 @@ def replay_main(attempts: str, extra: list[str]) -> None:
     print(json.dumps(asyncio.run(_pure_generation(cfg, read_attempts(attempts)))))
 
 
-def main(extra: list[str]) -> None:
+def job_main(tmp: str, job_dir: str, extra: list[str]) -> None:
+    """The `job` mode: run the job with its store and cache under `tmp`; print its exit code and wall time."""
+    cfg = _config(Path(tmp), extra)
+    start = time.perf_counter()
+    with contextlib.redirect_stdout(io.StringIO()):
+        code = run_job(cfg, Path(job_dir))
+    print(json.dumps({"code": code, "wall": time.perf_counter() - start}))
+
+
+def _job(tmp: Path, name: str, extra: list[str]) -> dict:
+    job = _in_fresh_process("job", str(tmp), str(tmp / name), *extra)
+    records = read_attempts(tmp / name / "attempts.jsonl")
+    run_info = json.loads((tmp / name / "run.json").read_text())
+    in_job = sum(r.generation_s for r in records)
+    return {**job, "records": records, "in_job": in_job, "outside": job["wall"] - in_job,
+            "threads": run_info["tags"]["backend_threads"], "timings": run_info["timings"]}  # fmt: skip
+
+
+def _round(extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
-        cfg = _config(tmp, extra)
-        start = time.perf_counter()
-        with contextlib.redirect_stdout(io.StringIO()):
-            code = run_job(cfg, tmp / "job")
-        wall = time.perf_counter() - start
-        records = read_attempts(tmp / "job" / "attempts.jsonl")
-        run_info = json.loads((tmp / "job" / "run.json").read_text())
-        replay = _replay_in_fresh_process(tmp / "job" / "attempts.jsonl", extra)
-    in_job = sum(r.generation_s for r in records)
-    generation, pure_tokens, load_s = replay["seconds"], replay["tokens"], replay["load_s"]
+        cold = _job(tmp, "cold", extra)
+        replay = _in_fresh_process("replay", str(tmp / "cold" / "attempts.jsonl"), *extra)
+        for results in ("generation", "verdict"):
+            shutil.rmtree(tmp / "cache" / results, ignore_errors=True)
+        warm = _job(tmp, "warm", extra)
+    for job in (cold, warm):
+        job["overhead"] = (job["wall"] - replay["seconds"] - replay["load_s"]) / replay["seconds"]
+    return {"cold": cold, "warm": warm, "replay": replay}
+
+
+def _print_round(number: int, figures: dict) -> None:
+    cold, warm, replay = figures["cold"], figures["warm"], figures["replay"]
+    records = cold["records"]
     tokens = sum(r.completion_tokens for r in records)
-    tests = sum(r.test_s for r in records)
-    harness = wall - generation - load_s
-    print(f"job exit code           {code}")
-    print(f"attempts                {len(records)} ({tokens} tokens in the job, {pure_tokens} replayed; "
-          f"{len(records) - replay['same']} replayed answer(s) not the job's)")  # fmt: skip
-    print(f"job wall time           {wall:8.2f} s")
-    print(f"generation in the job   {in_job:8.2f} s  (sum of generation_s)")
-    print(f"pure generation         {generation:8.2f} s  (the same requests replayed alone)")
-    print(f"model load (backend)    {load_s:8.2f} s")
-    print(f"test runs (sum)         {tests:8.2f} s  (overlapped with generation)")
-    print(f"harness overhead        {harness:8.2f} s = {harness / generation:.1%} of generation time")
-    print(f"overhead incl. load     {wall - generation:8.2f} s = {(wall - generation) / generation:.1%}")
-    timings = run_info["timings"]
-    print(f"  of which scoring      {timings['scoring_s']:8.2f} s, MLflow logging {timings.get('tracking_s', 0):.2f} s")
-    print(f"llama.cpp threads       {run_info['tags']['backend_threads']} in the job, {replay['threads']} replayed")
-    print(f"load average            {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    warm_answers = [r.response for r in warm["records"]]
+    warm_differ = sum(a != b for a, b in zip([r.response for r in records], warm_answers, strict=False))
+    warm_differ += abs(len(records) - len(warm_answers))
+    print(f"round {number}: {len(records)} attempts, {tokens} tokens; replayed answers not the cold job's: "
+          f"{len(records) - replay['same']}, warm job's answers not the cold job's: {warm_differ}")  # fmt: skip
+    print(f"  pure generation   {replay['seconds']:8.2f} s, model load {replay['load_s']:.2f} s "
+          f"({replay['threads']} llama.cpp threads)")  # fmt: skip
+    for name, job in (("cold", cold), ("warm", warm)):
+        print(f"  {name} job          {job['wall']:8.2f} s wall (exit {job['code']}, {job['threads']} threads): "
+              f"{job['in_job']:.2f} s generating, {job['outside']:.2f} s outside generation "
+              f"(scoring {job['timings']['scoring_s']:.2f} s, MLflow at the end "
+              f"{job['timings'].get('tracking_s', 0):.2f} s)"
+              f"; overhead {job['overhead']:.1%} of pure generation")  # fmt: skip
+    print(f"  load average      {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+
+
+def main(argv: list[str]) -> None:
+    rounds = next((int(a.split("=", 1)[1]) for a in argv if a.startswith("rounds=")), 1)
+    extra = [a for a in argv if not a.startswith("rounds=")]
+    runs = []
+    for number in range(1, rounds + 1):
+        runs.append(_round(extra))
+        _print_round(number, runs[-1])
+    for name in ("cold", "warm"):
+        figures = [f"{run[name]['overhead']:.1%}" for run in runs]
+        median = statistics.median(run[name]["overhead"] for run in runs)
+        print(f"{name} job overhead: median {median:.1%} of {rounds} round(s) ({', '.join(figures)})")
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["replay"]:
         replay_main(sys.argv[2], sys.argv[3:])
+    elif sys.argv[1:2] == ["job"]:
+        job_main(sys.argv[2], sys.argv[3], sys.argv[4:])
     else:
         main(sys.argv[1:])
