@@ -232,6 +232,8 @@ _WRONG = "\ndef add(a, b):\n    return 0\n"
         "import candidate_guard\ncandidate_guard.check_plain = lambda value: None\n",
         # a trace function that could rewrite frames later
         "import sys\nsys.settrace(lambda *a: None)\n",
+        # fix the inputs a suite draws from random
+        "import random\nrandom.randint = lambda a, b: 0\n",
     ],
     ids=[
         "call_and_report",
@@ -243,6 +245,7 @@ _WRONG = "\ndef add(a, b):\n    return 0\n"
         "suite_globals",
         "candidate_guard",
         "settrace",
+        "random",
     ],  # fmt: skip
 )
 def test_tampering_is_detected(pool, patch):

@@ -25,7 +25,7 @@ import types
 
 from runner.sandbox import internals
 
-_WRAPPERS = (classmethod, staticmethod, property)
+_WRAPPERS = (classmethod, staticmethod, property, types.MethodType)  # MethodType: `random.randint` and the like
 _GUARDED_TYPES = (types.FunctionType, types.BuiltinFunctionType, type)
 _WORD = 8
 _ADDRESS_WORDS = 12

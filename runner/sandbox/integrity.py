@@ -1,10 +1,10 @@
 """What the candidate must not change: snapshots taken before it runs, compared after every suite.
 
 Part of the confined child (see runner.sandbox.pytest_child). The snapshots cover the functions,
-classes and code objects of pytest, pluggy, hypothesis, candidate_guard, builtins and the child's
-own modules (`GUARDED_MODULES`), the registered plugins and hook implementations, the collected test
-items, every suite module's globals, the `reference` module, the guard's state and hypothesis's
-settings.
+classes and code objects of pytest, pluggy, hypothesis, candidate_guard, builtins, `random` (suites
+draw inputs from it) and the child's own modules (`GUARDED_MODULES`), the registered plugins and hook
+implementations, the collected test items, every suite module's globals, the `reference` module, the
+guard's state and hypothesis's settings.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ GUARDED_MODULES = (
     "_pytest.mark.structures", "_pytest.assertion.rewrite", "_pytest.assertion.util", "_pytest.raises",
     "_pytest.python_api", "_pytest.approx", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
     "pluggy._result", "hypothesis", "hypothesis.core", "hypothesis.control", "hypothesis._settings",
-    "hypothesis.strategies", "_hypothesis_pytestplugin", "collections", "candidate_guard",
+    "hypothesis.strategies", "_hypothesis_pytestplugin", "collections", "random", "candidate_guard",
     "runner.sandbox.pytest_child", "runner.sandbox.integrity",
     "runner.sandbox.audit_hook", "runner.sandbox.protocol",
 )  # fmt: skip

@@ -63,6 +63,12 @@ only adds the old `tmpdir` and `testdir` fixtures (suites use `tmp_path`)."""
 RANDOM_SEED = 0
 """`random`'s seed as the child starts and as each suite file starts: a suite that draws test inputs from
 `random` (HumanEval/38's and /50's) gets the same inputs on every run, whatever ran before it."""
+_reseed = random.seed  # bound in the worker: a candidate that rebinds `random.seed` is not called by the harness
+
+
+def seed_random() -> None:
+    """Seed `random`'s shared generator with RANDOM_SEED."""
+    _reseed(RANDOM_SEED)
 
 
 def _leaf_exceptions(exc: BaseException) -> list[BaseException]:
@@ -162,7 +168,7 @@ class Collector:
         if file != self.current:
             self.close_suite()
             self.current = file
-            random.seed(RANDOM_SEED)
+            seed_random()
         self.channel.send(Start(nodeid))
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)

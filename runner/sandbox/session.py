@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import random
 import secrets
 import select
 import signal
@@ -66,7 +65,7 @@ def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: 
         channel.send(Isolation(applied))
         os.chdir(place.scratch)
         sys.path[:] = [p for p in sys.path if p and p != "."]
-        random.seed(pytest_child.RANDOM_SEED)  # suite modules may draw at import (collection)
+        pytest_child.seed_random()  # suite modules may draw at import (collection)
         if place.prepared is not None:
             pytest_child.run_prepared(place.prepared, test_paths, channel)
         else:  # the prepared_session speed-up switched off (runner.sandbox.internals)
