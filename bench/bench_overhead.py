@@ -77,13 +77,45 @@ def replay_main(attempts: str, extra: list[str]) -> None:
     print(json.dumps(asyncio.run(_pure_generation(cfg, read_attempts(attempts)))))
 
 
+def _sandbox_cpu() -> float:
+    """CPU seconds of every live process below this one, with the children they reaped (the sandbox pool)."""
+    found, todo, total = set(), [os.getpid()], 0.0
+    while todo:
+        for task in Path(f"/proc/{todo.pop()}/task").glob("*"):
+            with contextlib.suppress(OSError):
+                children = {int(c) for c in (task / "children").read_text().split()} - found
+                found |= children
+                todo += children
+    for pid in found:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def job_main(tmp: str, job_dir: str, extra: list[str]) -> None:
-    """The `job` mode: run the job with its store and cache under `tmp`; print its exit code and wall time."""
+    """The `job` mode: run the job with its store and cache under `tmp`; print its exit code, its wall time,
+    when it generated first and last, and the sandbox's CPU time between the two."""
+    from runner.generation.backends.llamacpp import LlamaCppBackend
+
+    generate, marks = LlamaCppBackend._generate_sync, {}
+
+    def timed(backend, body, n_ctx):  # the bench's own instrumentation of the job
+        marks.setdefault("first", (time.perf_counter(), _sandbox_cpu()))
+        try:
+            return generate(backend, body, n_ctx)
+        finally:
+            marks["last"] = (time.perf_counter(), _sandbox_cpu())
+
+    LlamaCppBackend._generate_sync = timed
     cfg = _config(Path(tmp), extra)
     start = time.perf_counter()
     with contextlib.redirect_stdout(io.StringIO()):
         code = run_job(cfg, Path(job_dir))
-    print(json.dumps({"code": code, "wall": time.perf_counter() - start}))
+    wall = time.perf_counter() - start
+    (first, cpu_first), (last, cpu_last) = marks["first"], marks["last"]
+    print(json.dumps({"code": code, "wall": wall, "before_first": first - start, "after_last": start + wall - last,
+                      "sandbox_cpu_beside": cpu_last - cpu_first}))  # fmt: skip
 
 
 def _job(tmp: Path, name: str, extra: list[str]) -> dict:
@@ -121,10 +153,10 @@ def _print_round(number: int, figures: dict) -> None:
           f"({replay['threads']} llama.cpp threads)")  # fmt: skip
     for name, job in (("cold", cold), ("warm", warm)):
         print(f"  {name} job          {job['wall']:8.2f} s wall (exit {job['code']}, {job['threads']} threads): "
-              f"{job['in_job']:.2f} s generating, {job['outside']:.2f} s outside generation "
-              f"(scoring {job['timings']['scoring_s']:.2f} s, MLflow at the end "
-              f"{job['timings'].get('tracking_s', 0):.2f} s)"
-              f"; overhead {job['overhead']:.1%} of pure generation")  # fmt: skip
+              f"{job['in_job']:.2f} s generating; {job['outside']:.2f} s outside generation = "
+              f"{job['outside'] / job['in_job']:.1%} of it ({job['before_first']:.2f} s before the first, "
+              f"{job['after_last']:.2f} s after the last); sandbox CPU beside generation "
+              f"{job['sandbox_cpu_beside']:.2f} s; overhead over the replay {job['overhead']:.1%}")  # fmt: skip
     print(f"  load average      {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
 
 
@@ -136,9 +168,11 @@ def main(argv: list[str]) -> None:
         runs.append(_round(extra))
         _print_round(number, runs[-1])
     for name in ("cold", "warm"):
-        figures = [f"{run[name]['overhead']:.1%}" for run in runs]
-        median = statistics.median(run[name]["overhead"] for run in runs)
-        print(f"{name} job overhead: median {median:.1%} of {rounds} round(s) ({', '.join(figures)})")
+        for what, figure in (("outside generation", lambda job: job["outside"] / job["in_job"]),
+                             ("over the replay", lambda job: job["overhead"])):  # fmt: skip
+            values = [figure(run[name]) for run in runs]
+            print(f"{name} job, {what}: median {statistics.median(values):.1%} of {rounds} round(s) "
+                  f"({', '.join(f'{v:.1%}' for v in values)})")  # fmt: skip
 
 
 if __name__ == "__main__":
