@@ -314,6 +314,7 @@ def test_a_killed_worker_is_replaced_and_the_job_retried(pool):
     results = [pool.run(simple_job("def f():\n    return 1\n", suite)) for _ in range(3)]
     assert all(r.suites["visible"].passed for r in results)
     assert victim not in pool._all and all(w.proc.poll() is None for w in pool._all)
+    assert victim.requests.closed and victim.replies.closed
 
 
 def test_a_worker_dying_twice_is_harness_error(monkeypatch):

@@ -364,6 +364,7 @@ class WorkerPool:
 
     def _replace(self, dead: _Worker) -> _Worker:
         dead.kill()
+        dead.close()  # its pipes too: they would stay open until garbage collection
         fresh = _Worker(self.limits)
         with self._lock:
             self._all[self._all.index(dead)] = fresh
