@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from itertools import zip_longest
 from pathlib import Path
 
 from runner.compose import compose_with_hydra
@@ -144,9 +145,9 @@ def _print_round(number: int, figures: dict) -> None:
     cold, warm, replay = figures["cold"], figures["warm"], figures["replay"]
     records = cold["records"]
     tokens = sum(r.completion_tokens for r in records)
-    warm_answers = [r.response for r in warm["records"]]
-    warm_differ = sum(a != b for a, b in zip([r.response for r in records], warm_answers, strict=False))
-    warm_differ += abs(len(records) - len(warm_answers))
+    warm_differ = sum(
+        a != b for a, b in zip_longest([r.response for r in records], [r.response for r in warm["records"]])
+    )
     print(f"round {number}: {len(records)} attempts, {tokens} tokens; replayed answers not the cold job's: "
           f"{len(records) - replay['same']}, warm job's answers not the cold job's: {warm_differ}")  # fmt: skip
     print(f"  pure generation   {replay['seconds']:8.2f} s, model load {replay['load_s']:.2f} s "
