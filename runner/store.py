@@ -6,6 +6,10 @@ to the database and renames it into place when complete, all under an exclusive 
 `<db>.lock`, so concurrent first jobs wait for one creator and a kill leaves no store at all. A store
 whose schema is not MLflow's current one is reported in one line before any work starts.
 
+Migrating takes about 2 s of CPU, the same for every new store, so it is done once per schema revision:
+the empty migrated database is kept in the user cache (`<user cache>/mlflow-store/<revision>.db`, made
+the same atomic way) and each new store starts as a copy of it.
+
 Parallel jobs (`hydra/launcher=joblib`) write to one store at once: the store is kept in WAL mode (readers
 never block the writer), and `tracking_client` gives a client whose calls wait out SQLite's
 `database is locked` (retried with backoff for up to LOCKED_RETRY_S), so every job's run arrives.
@@ -17,6 +21,8 @@ import fcntl
 import functools
 import os
 import random
+import shutil
+import sqlite3
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +50,10 @@ def prepare_sqlite_store(db: Path) -> None:
     db.parent.mkdir(parents=True, exist_ok=True)
     with open(db.with_name(db.name + ".lock"), "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
-        revision, tables = _schema(db)
+        try:
+            revision, tables = _schema(db)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{db} is not an MLflow store ({exc}): move it away or delete it") from None
         expected = _head_revision()
         if tables and revision == expected:
             _use_wal(db)
@@ -54,13 +63,11 @@ def prepare_sqlite_store(db: Path) -> None:
                 f"{db} is half-migrated or from another MLflow version (alembic revision {revision or 'none'}, "
                 f"expected {expected}): move it away or delete it, and the next job creates a new store"
             )
-        _create(db)
+        _create(db, expected)
 
 
 def _schema(db: Path) -> tuple[str | None, int]:
     """(alembic revision or None, number of tables) of an SQLite file; (None, 0) when it does not exist."""
-    import sqlite3
-
     if not db.is_file() or db.stat().st_size == 0:
         return None, 0
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
@@ -79,24 +86,63 @@ def _head_revision() -> str:
     return _get_latest_schema_revision()
 
 
-def _create(db: Path) -> None:
-    """Migrate a new database in a temporary file beside `db`, then rename it into place (the lock is held)."""
+def _create(db: Path, revision: str) -> None:
+    """Copy the empty store at `revision` beside `db`, then rename it into place (the lock is held)."""
+    tmp = _fresh_temporary(db)
+    try:
+        template = _template(revision)
+    except OSError:  # the user cache cannot be written: migrate this store itself
+        _migrate(tmp)
+    else:
+        shutil.copyfile(template, tmp)
+    _use_wal(tmp)
+    _install(tmp, db)
+
+
+def _template(revision: str) -> Path:
+    """The empty MLflow database migrated to `revision`, in the user cache; migrated now if missing or not whole."""
+    from runner.user_cache import user_cache_dir
+
+    template = user_cache_dir("mlflow-store", f"{revision}.db")
+    template.parent.mkdir(parents=True, exist_ok=True)
+    with open(template.with_name(template.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            found, tables = _schema(template)
+        except sqlite3.DatabaseError:  # damaged: made again
+            found, tables = None, 0
+        if found != revision or not tables:
+            tmp = _fresh_temporary(template)
+            _migrate(tmp)
+            _install(tmp, template)
+    return template
+
+
+def _fresh_temporary(target: Path) -> Path:
+    """A temporary path beside `target`, after deleting any a killed creator left there."""
+    for stale in target.parent.glob(f".{target.name}.*.creating*"):
+        stale.unlink()
+    return target.with_name(f".{target.name}.{os.getpid()}.creating")
+
+
+def _migrate(path: Path) -> None:
+    """Create MLflow's tables in a new database at `path`, migrated to the current schema."""
     import sqlalchemy
     from mlflow.store.db.utils import _initialize_tables
 
-    for stale in db.parent.glob(f".{db.name}.*.creating*"):  # left by a creator that was killed
-        stale.unlink()
-    tmp = db.with_name(f".{db.name}.{os.getpid()}.creating")
-    engine = sqlalchemy.create_engine(f"sqlite:///{tmp}")
+    engine = sqlalchemy.create_engine(f"sqlite:///{path}")
     try:
         _initialize_tables(engine)
     finally:
         engine.dispose()
-    _use_wal(tmp)
+
+
+def _install(tmp: Path, target: Path) -> None:
+    """Rename the complete file `tmp` to `target`, durably (both the file and the directory entry synced)."""
     with open(tmp, "rb") as handle:
         os.fsync(handle.fileno())
-    os.replace(tmp, db)
-    directory = os.open(db.parent, os.O_RDONLY)
+    os.replace(tmp, target)
+    directory = os.open(target.parent, os.O_RDONLY)
     try:
         os.fsync(directory)
     finally:
@@ -105,8 +151,6 @@ def _create(db: Path) -> None:
 
 def _use_wal(db: Path) -> None:
     """Put the database in WAL mode (a setting kept in the file), so readers do not block the writer."""
-    import sqlite3
-
     conn = sqlite3.connect(db, timeout=60)
     try:
         if conn.execute("PRAGMA journal_mode").fetchone()[0].lower() != "wal":

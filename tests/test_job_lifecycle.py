@@ -165,12 +165,14 @@ def test_a_half_migrated_store_is_reported_in_one_line_before_any_work(tmp_path,
 
 
 def test_kill_9_while_the_store_is_created_then_a_job_succeeds(tmp_path, server):
-    store = tmp_path / "store"
-    first = subprocess.Popen(job_command(tmp_path, "killed", server), cwd=ROOT,
+    """A fresh user cache, so the kill lands while the empty store is migrated (in the cache, for every later store)."""
+    store, templates = tmp_path / "store", tmp_path / "xdg" / "runner" / "mlflow-store"
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}
+    first = subprocess.Popen(job_command(tmp_path, "killed", server), cwd=ROOT, env=env,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
 
-    def migrating() -> bool:  # tables are being created: in the temporary file (or, before, in mlflow.db itself)
-        files = [*store.glob(".mlflow.db.*.creating"), store / "mlflow.db"]
+    def migrating() -> bool:  # tables are being created in a temporary file
+        files = [*templates.glob(".*.creating"), *store.glob(".mlflow.db.*.creating")]
         return any(f.is_file() and f.stat().st_size > 0 for f in files)
 
     wait_for(migrating, what="the store's creation")
@@ -178,11 +180,14 @@ def test_kill_9_while_the_store_is_created_then_a_job_succeeds(tmp_path, server)
     first.kill()
     first.wait()
     assert not (store / "mlflow.db").exists()  # the kill left no store, rather than half of one
+    assert not list(templates.glob("*.db"))  # nor half of an empty store to copy
 
-    out = subprocess.run(job_command(tmp_path, "next", server), cwd=ROOT, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(job_command(tmp_path, "next", server), cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=600)  # fmt: skip
     assert out.returncode == 0, out.stderr[-3000:]
     assert [r.info.status for r in runs(tmp_path)] == ["FINISHED"]
-    assert not list(store.glob(".mlflow.db.*"))  # the killed creator's temporary file is gone
+    assert not list(store.glob(".mlflow.db.*")) and not list(templates.glob(".*"))  # no temporary file left
+    assert len(list(templates.glob("*.db"))) == 1
 
 
 @pytest.mark.slow
