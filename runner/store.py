@@ -1,14 +1,14 @@
 """A local MLflow SQLite store that is either absent or whole, never half-migrated.
 
 MLflow migrates a fresh database in place, in many steps; a kill or a second process in those seconds
-leaves a database no job can use again. `prepare_sqlite_store` instead migrates a temporary file next
-to the database and renames it into place when complete, all under an exclusive `fcntl.flock` on
-`<db>.lock`, so concurrent first jobs wait for one creator and a kill leaves no store at all. A store
+leaves a database no job can use again. `prepare_sqlite_store` instead builds the store in a temporary
+file next to the database and renames it into place when complete, all under an exclusive `fcntl.flock`
+on `<db>.lock`, so concurrent first jobs wait for one creator and a kill leaves no store at all. A store
 whose schema is not MLflow's current one is reported in one line before any work starts.
 
 Migrating takes about 2 s of CPU, the same for every new store, so it is done once per schema revision:
 the empty migrated database is kept in the user cache (`<user cache>/mlflow-store/<revision>.db`, made
-the same atomic way) and each new store starts as a copy of it.
+the same atomic way) and the temporary file of each new store is a copy of it.
 
 Parallel jobs (`hydra/launcher=joblib`) write to one store at once: the store is kept in WAL mode (readers
 never block the writer), and `tracking_client` gives a client whose calls wait out SQLite's
