@@ -17,6 +17,7 @@ never block the writer), and `tracking_client` gives a client whose calls wait o
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import functools
 import os
@@ -24,7 +25,7 @@ import random
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,7 @@ def prepare_sqlite_store(db: Path) -> None:
     Raises StoreError when `db` holds tables at another schema revision (half-migrated by a killed or
     raced creation, or made by another MLflow version).
     """
-    db.parent.mkdir(parents=True, exist_ok=True)
-    with open(db.with_name(db.name + ".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes, also when the process dies
+    with _locked(db):
         try:
             revision, tables = _schema(db)
         except sqlite3.DatabaseError as exc:
@@ -64,6 +63,18 @@ def prepare_sqlite_store(db: Path) -> None:
                 f"expected {expected}): move it away or delete it, and the next job creates a new store"
             )
         _create(db, expected)
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive `fcntl.flock` on `<path>.lock` (its folder created if missing).
+
+    The lock is released when the file closes, also when the process dies.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _schema(db: Path) -> tuple[str | None, int]:
@@ -104,9 +115,7 @@ def _template(revision: str) -> Path:
     from runner.user_cache import user_cache_dir
 
     template = user_cache_dir("mlflow-store", f"{revision}.db")
-    template.parent.mkdir(parents=True, exist_ok=True)
-    with open(template.with_name(template.name + ".lock"), "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+    with _locked(template):
         try:
             found, tables = _schema(template)
         except sqlite3.DatabaseError:  # damaged: made again
