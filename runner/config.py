@@ -51,7 +51,7 @@ class SamplingConfig:
 
     temperature: float = 0.0
     top_p: float = 1.0
-    num_predict: int = 512
+    num_predict: int = 512  # conf/sampling/ takes the prompt set's budget (prompts.num_predict)
     n: int = 1
     stop: list[str] = field(default_factory=list)
 
@@ -118,7 +118,9 @@ class PromptsConfig:
 
     `prefix` pre-fills the start of the answer (a trailing assistant message the model continues; the
     code is extracted from prefix + continuation). `stop` is added to sampling.stop. An empty `system`
-    sends no system message.
+    sends no system message. `num_predict` is the set's token budget, which sampling.num_predict takes
+    unless set itself. `sanitize` marks a set that asks for a script: its answers are cut down to the
+    imports and the definitions the entry point uses before they are judged (runner.generation.sanitize).
     """
 
     name: str = ""
@@ -127,6 +129,8 @@ class PromptsConfig:
     repair: str = MISSING
     prefix: str = ""
     stop: list[str] = field(default_factory=list)
+    num_predict: int = 512
+    sanitize: bool = False
     repo_system: str = ""  # repo tasks (runner.generation.repo_prompts); "" = the defaults there
     repo_task: str = ""
     repo_repair: str = ""

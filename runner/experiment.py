@@ -25,6 +25,7 @@ from runner.generation.extract import Extraction, extract
 from runner.generation.prompts import answer_text, first_messages, repair_messages
 from runner.generation.repo_extract import extract_answer
 from runner.generation.repo_prompts import repo_first_messages, repo_repair_messages
+from runner.generation.sanitize import sanitized
 from runner.judging.judge import feedback_for_repair, repair_allowed
 from runner.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
 from runner.progress import Progress
@@ -151,7 +152,10 @@ class Experiment:
     def _extract(self, task: Task | RepoTask, answer: str) -> Extraction:
         if task.kind == "repo":
             return extract_answer(answer, self.cfg.repo.answer, task.shown_files)
-        return extract(answer, task.entry_point)
+        extraction = extract(answer, task.entry_point)
+        if not self.cfg.prompts.sanitize:
+            return extraction
+        return sanitized(extraction, (task.entry_point, *task.extra_entry_points))
 
     def _repair_messages(self, task: Task | RepoTask, code: str, feedback: str) -> list[dict]:
         if task.kind == "repo":

@@ -16,6 +16,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from runner.generation.sanitize import NOTE_PREFIX
 from runner.outcome import Outcome
 from runner.records import AttemptRecord
 
@@ -180,9 +181,15 @@ def _outcome_metrics(samples: Sequence[SampleAttempts], stage: str) -> dict[str,
     out[f"gate_rejections_{stage}"] = float(counts[Outcome.POLICY_REJECTED])
     out[f"gate_violations_reported_{stage}"] = float(sum(bool(r.violations) for r in present))
     out[f"extraction_changed_{stage}"] = float(sum(bool(r.extraction) for r in present))
+    out[f"answers_sanitized_{stage}"] = float(sum(_sanitized(r) for r in present))
+    out[f"answers_at_token_limit_{stage}"] = float(sum(r.finish_reason == "length" for r in present))
     out[f"test_failures_{stage}"] = float(counts[Outcome.FAILED])
     out[f"unscored_samples_{stage}"] = float(sum(counts[u] for u in UNSCORED))
     return out
+
+
+def _sanitized(record: AttemptRecord) -> bool:
+    return any(note.startswith(NOTE_PREFIX) for note in record.extraction)
 
 
 def _repair_metrics(samples: Sequence[SampleAttempts]) -> dict[str, float]:

@@ -38,7 +38,7 @@ def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
     if any(unscored.values()):
         counts = ", ".join(f"{k}×{v}" for k, v in unscored.items() if v)
         headline += f" Not scored: {sum(unscored.values())} sample(s) ({counts})."
-    lines += ["", headline]
+    lines += ["", headline, _answer_counts(cfg, metrics)]
     for stage in ("first", "repair"):
         key = f"pass_at_1_{stage}"
         if key in metrics:
@@ -50,6 +50,17 @@ def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
             if key + level in metrics:  # EvalPlus task sets only (runner.scoring.EVALPLUS_LEVELS)
                 lines.append(f"{name} {stage}: {_with_ci(metrics, key + level, cfg.scoring.ci_level)}")
     return "\n".join(lines)
+
+
+def _answer_counts(cfg: Config, metrics: dict) -> str:
+    """How many answers hit the token limit and how many were sanitized, first attempt and final."""
+    parts = []
+    for stage, name in (("first", "first attempt"), ("repair", "final attempt")):
+        present = int(sum(v for k, v in metrics.items() if k.startswith(f"outcome_{stage}_") and k.endswith("_count")))
+        at_limit = int(metrics.get(f"answers_at_token_limit_{stage}", 0))
+        sanitized = int(metrics.get(f"answers_sanitized_{stage}", 0))
+        parts.append(f"{name}: {at_limit}/{present} at the token limit, {sanitized}/{present} sanitized")
+    return f"Answers (num_predict {cfg.sampling.num_predict}): " + "; ".join(parts) + "."
 
 
 def _with_ci(metrics: dict, key: str, level: float) -> str:

@@ -186,7 +186,8 @@ def _safe(part: str) -> str:
 
 
 def format_test_log(record: AttemptRecord) -> str:
-    """A readable test log of one attempt: outcome, detail, suites and per-test results."""
+    """A readable test log of one attempt: outcome, detail, suites and per-test results; where extraction
+    or sanitizing changed the answer's code, the code that was judged."""
     lines = [f"outcome: {record.outcome.value}"] + ([f"server: {record.server}"] if record.server else [])
     if record.rule:
         lines.append(f"rule: {record.rule}" + (f" (line {record.line})" if record.line else ""))
@@ -201,6 +202,8 @@ def format_test_log(record: AttemptRecord) -> str:
             lines.append(f"  {t.get('status', '?'):8} {t.get('name', '?')}{msg}")
     if record.detail:
         lines += ["", "detail:", record.detail]
+    if record.extraction and record.code is not None:
+        lines += ["", "code judged:", record.code.rstrip()]
     return "\n".join(lines) + "\n"
 
 

@@ -1,8 +1,12 @@
 """Embedded llama.cpp backend (xllamacpp): the model runs in-process, no server needed.
 
-The model is loaded once per backend instance, lazily and in a worker thread; generations run one at a
-time (a lock) in a worker thread, since they are CPU-bound. Prompt caching is off so that a request's
-result does not depend on the requests before it.
+The model is loaded once per backend instance, lazily and in a worker thread, with
+`backend.max_concurrency` slots: llama.cpp batches the requests in flight into one forward pass per token
+(continuous batching), each in a worker thread of its own, and each slot has the model's whole `num_ctx`.
+Batched and unbatched greedy answers can differ slightly (the arithmetic of a batch differs), so the slot
+count is part of the model's identity, as the thread count is; `backend.max_concurrency=1` gives the
+unbatched answers. Prompt caching is off so that a request's result does not depend on the requests
+before it.
 
 backend.n_threads=0 means every core that other programs are not busy with when the model loads
 (cpu.free_cores): the test sandboxes that run beside generation are niced and yield to it, but a core
@@ -45,6 +49,7 @@ class LlamaCppBackend:
         self.num_ctx = model.num_ctx
         self.think = model.think
         self.n_threads = backend.n_threads  # 0 = free_cores() at each load
+        self.slots = max(1, backend.max_concurrency)
         self.threads_in_use = 0  # what the loaded model got (0 = not loaded)
         self.max_retries = backend.max_retries
         self.backoff_s = backend.retry_backoff_s
@@ -92,8 +97,8 @@ class LlamaCppBackend:
         self._server = None
         params = xllamacpp.CommonParams()
         params.model.path = str(path)
-        params.n_ctx = n_ctx
-        params.n_parallel = 1
+        params.n_ctx = n_ctx * self.slots  # shared out among the slots
+        params.n_parallel = self.slots
         self.threads_in_use = self.threads()
         params.cpuparams.n_threads = self.threads_in_use
         params.cpuparams_batch.n_threads = self.threads_in_use
@@ -129,21 +134,22 @@ class LlamaCppBackend:
             "server_version": f"xllamacpp {xllamacpp.__version__}",
             "model": str(path),
             "model_digest": self._digest,
-            # at temperature 0 the text still depends on the thread count (1 and 2 threads differ)
+            # at temperature 0 the text still depends on the thread count (1 and 2 threads differ) and on batching
             "threads": str(self.threads_in_use),
+            "slots": str(self.slots),
         }
 
     def _generate_sync(self, body: dict[str, Any], n_ctx: int) -> Generation:
-        with self._lock:
+        with self._lock:  # loading only: requests in flight together share the server's slots
             server = self._load(n_ctx)
-            start = time.perf_counter()
-            try:
-                result = server.handle_chat_completions(body)
-            except ValueError as exc:
-                raise BackendError("bad_request", f"llama.cpp rejected the request: {exc}") from exc
-            except RuntimeError as exc:
-                raise BackendError("server_error", f"llama.cpp failed: {exc}", transient=True) from exc
-            duration = time.perf_counter() - start
+        start = time.perf_counter()
+        try:
+            result = server.handle_chat_completions(body)
+        except ValueError as exc:
+            raise BackendError("bad_request", f"llama.cpp rejected the request: {exc}") from exc
+        except RuntimeError as exc:
+            raise BackendError("server_error", f"llama.cpp failed: {exc}", transient=True) from exc
+        duration = time.perf_counter() - start
         if not isinstance(result, dict):
             raise BackendError("error_body", f"llama.cpp returned {type(result).__name__}, not a dict")
         if "error" in result:
