@@ -158,3 +158,28 @@ def test_a_prefilled_answer_is_continued(smollm2):
     assert answer.count(prefix) == 1  # llama.cpp echoes the prefill; it is not put in front twice
     assert generation.prompt_tokens > asyncio.run(smollm2.generate(MESSAGES, OPTIONS)).prompt_tokens
     assert extract(answer, "add").code.startswith("def add(a, b):\n    return")
+
+
+@pytest.mark.slow
+def test_a_cancelled_generation_stops_at_its_next_token(smollm2):
+    """Ctrl-C or SIGTERM cancels the request's task: the worker thread must not run the answer to its end."""
+    import time
+
+    long_answer = GenerationOptions(seed=42, num_predict=1500, num_ctx=2048)
+    story = [{"role": "user", "content": "Write a very long story about a lighthouse keeper, chapter by chapter."}]
+
+    async def cancel_midway() -> tuple[float, float]:
+        whole_start = time.perf_counter()
+        await smollm2.generate(story, GenerationOptions(seed=42, num_predict=200, num_ctx=2048))
+        per_200 = time.perf_counter() - whole_start  # the time of 200 tokens: 1500 would take 7 times as long
+        task = asyncio.create_task(smollm2.generate(story, long_answer))
+        await asyncio.sleep(0.5)
+        task.cancel()
+        stop_start = time.perf_counter()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        await asyncio.get_running_loop().shutdown_default_executor()  # waits for the generating thread
+        return per_200, time.perf_counter() - stop_start
+
+    per_200, stopped_in = asyncio.run(cancel_midway())
+    assert stopped_in < min(2.0, per_200), (stopped_in, per_200)

@@ -8,6 +8,9 @@ count is part of the model's identity, as the thread count is; `backend.max_conc
 unbatched answers. Prompt caching is off so that a request's result does not depend on the requests
 before it.
 
+Answers are streamed token by token into the worker thread, so that a cancelled request (Ctrl-C, SIGTERM,
+a job stopping) stops at the next token instead of running to its end; its partial answer is discarded.
+
 backend.n_threads=0 means every core that other programs are not busy with when the model loads
 (cpu.free_cores): the test sandboxes that run beside generation are niced and yield to it, but a core
 busy with another program's work would make llama.cpp's threads, which wait on each other each step,
@@ -68,13 +71,22 @@ class LlamaCppBackend:
         return body
 
     async def generate(self, messages: list[dict[str, str]], options: GenerationOptions) -> Generation:
-        """Generate in a worker thread; the model is (re)loaded if options.num_ctx differs from the loaded one."""
-        body = self.request_body(messages, options)
+        """Generate in a worker thread; the model is (re)loaded if options.num_ctx differs from the loaded one.
+
+        Cancelling the awaiting task stops the generation at its next token."""
+        body = {**self.request_body(messages, options), "stream": True}
         return await with_retries(
-            lambda: asyncio.to_thread(self._generate_sync, body, options.num_ctx),
+            lambda: self._generate_cancellable(body, options.num_ctx),
             max_retries=self.max_retries,
             backoff_s=self.backoff_s,
         )
+
+    async def _generate_cancellable(self, body: dict[str, Any], n_ctx: int) -> Generation:
+        cancelled = threading.Event()
+        try:
+            return await asyncio.to_thread(self._generate_sync, body, n_ctx, cancelled)
+        finally:
+            cancelled.set()  # a thread still generating (the task was cancelled) stops at its next token
 
     async def describe(self) -> dict[str, str]:
         """Resolves and loads the model (the preflight) and fingerprints the GGUF file."""
@@ -139,22 +151,46 @@ class LlamaCppBackend:
             "slots": str(self.slots),
         }
 
-    def _generate_sync(self, body: dict[str, Any], n_ctx: int) -> Generation:
+    def _generate_sync(self, body: dict[str, Any], n_ctx: int, cancelled: threading.Event) -> Generation:
         with self._lock:  # loading only: requests in flight together share the server's slots
             server = self._load(n_ctx)
+        chunks: list[dict] = []
+
+        def on_chunk(chunk: Any) -> bool:  # True stops the generation
+            chunks.append(chunk)
+            return cancelled.is_set()
+
         start = time.perf_counter()
         try:
-            result = server.handle_chat_completions(body)
+            server.handle_chat_completions(body, on_chunk)
         except ValueError as exc:
             raise BackendError("bad_request", f"llama.cpp rejected the request: {exc}") from exc
         except RuntimeError as exc:
             raise BackendError("server_error", f"llama.cpp failed: {exc}", transient=True) from exc
         duration = time.perf_counter() - start
-        if not isinstance(result, dict):
-            raise BackendError("error_body", f"llama.cpp returned {type(result).__name__}, not a dict")
-        if "error" in result:
-            err = result["error"]
+        return streamed_generation(chunks, duration)
+
+
+def streamed_generation(chunks: list[Any], duration_s: float) -> Generation:
+    """The answer assembled from llama.cpp's streamed chat-completion chunks (text, finish reason, token
+    counts from the last chunk's timings); BackendError for an error chunk or an unfinished stream."""
+    for chunk in chunks:
+        if not isinstance(chunk, dict):
+            raise BackendError("error_body", f"llama.cpp streamed {type(chunk).__name__}, not a dict")
+        if "error" in chunk:
+            err = chunk["error"]
             code = err.get("code", 500) if isinstance(err, dict) else 500
             message = err.get("message", str(err)) if isinstance(err, dict) else str(err)
             raise status_error(int(code), message, what="llama.cpp chat completion")
-        return chat_completion_generation(result, duration, "llama.cpp")
+    choices = [c["choices"][0] for c in chunks if c.get("choices")]
+    last = chunks[-1] if chunks else {}
+    finish = next((c.get("finish_reason") for c in reversed(choices) if c.get("finish_reason")), None)
+    if finish is None:
+        raise BackendError("broken_stream", "llama.cpp's answer ended before its last chunk", transient=True)
+    text = "".join((c.get("delta") or {}).get("content") or "" for c in choices)
+    timings = last.get("timings") or {}
+    message = {"role": "assistant", "content": text}
+    data = {**last, "choices": [{"index": 0, "finish_reason": finish, "message": message}],
+            "usage": {"prompt_tokens": int(timings.get("prompt_n") or 0),
+                      "completion_tokens": int(timings.get("predicted_n") or 0)}}  # fmt: skip
+    return chat_completion_generation(data, duration_s, "llama.cpp")
