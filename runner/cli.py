@@ -16,6 +16,7 @@ from typing import Any
 
 from omegaconf.errors import OmegaConfBaseException
 
+from runner.override_errors import message
 from runner.tasks.loader import TaskError
 
 
@@ -95,19 +96,6 @@ def parse_args(argv: Sequence[str], options: Sequence[Option], prog: str, about:
     return values, overrides
 
 
-def one_line(message: str) -> str:
-    """A multi-line error message (Hydra's: an unknown config and its choices) folded into one line."""
-    kept = []
-    for line in message.splitlines():
-        if line.startswith("Config search path"):  # Hydra's internals, not what the user should change
-            break
-        if line.strip():
-            kept.append(line.strip())
-    if len(kept) > 2 and kept[1].endswith(":"):  # "Available options in 'task_set':" then one per line
-        return f"{kept[0]}; {kept[1]} {', '.join(kept[2:])}"
-    return "; ".join(kept)
-
-
 def input_errors() -> tuple[type[Exception], ...]:
     """The exceptions that mean bad input, not a bug: Hydra's only if Hydra was imported (a cached
     config needs no Hydra, runner.compose), so that the tools do not import it to catch them."""
@@ -121,7 +109,7 @@ def run(main: Callable[[list[str]], int]) -> None:
     try:
         code = main(sys.argv[1:])
     except input_errors() as exc:
-        print(f"error: {one_line(str(exc))}", file=sys.stderr)
+        print(f"error: {message(exc)}", file=sys.stderr)
         code = 1
     except BrokenPipeError:  # the reader left (`--help | head`): as Python's docs advise, no second error at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -7,12 +7,14 @@ and the discordant pairs get an exact McNemar test, so "92.1 vs 92.6" is reporte
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from runner.job_results import Job
 from runner.records import AttemptRecord
 from runner.scoring import bootstrap_ci, group_samples, is_scored, per_task_pass_at_k, task_counts
 
@@ -115,3 +117,36 @@ def seed_spread(
         result[f"{stage}_max"] = float(arr.max())
         result[f"{stage}_ci_width_mean"] = float(np.mean(widths))
     return result
+
+
+def compare_jobs(jobs: Sequence[Job]) -> list[dict]:
+    """Paired comparisons of every two models on the same task set, both stages (runs on different sets are
+    not paired).
+
+    Each model's runs are paired seed by seed on the seeds both have, or their lowest seeds if they share
+    none. Each result is `paired_compare`'s dict plus `model_a`, `model_b`, `seed_a`, `seed_b`, `task_set`.
+    Two runs whose dataset records differ (runner.datasets_logged: other tasks or another release under the
+    same task set name) are not paired: their result holds only those keys and `refused`, a one-line reason.
+    """
+    from runner.datasets_logged import dataset_mismatch
+
+    by_set: dict[str, dict[str, dict[int, Job]]] = defaultdict(lambda: defaultdict(dict))
+    for j in jobs:
+        by_set[j.task_set][j.model].setdefault(j.seed, j)
+    results = []
+    for task_set, by_model in by_set.items():
+        for model_a, model_b in itertools.combinations(by_model, 2):
+            seeds = sorted(set(by_model[model_a]) & set(by_model[model_b]))
+            pairs = [(s, s) for s in seeds] or [(min(by_model[model_a]), min(by_model[model_b]))]
+            for seed_a, seed_b in pairs:
+                ja, jb = by_model[model_a][seed_a], by_model[model_b][seed_b]
+                names = dict(model_a=model_a, model_b=model_b, seed_a=seed_a, seed_b=seed_b, task_set=task_set)
+                refused = dataset_mismatch(ja.path, jb.path)
+                if refused:
+                    results.append({**names, "refused": refused})
+                    continue
+                for stage in ("first", "repair"):
+                    r = paired_compare(ja.records, jb.records, stage, ja.ci_level, ja.resamples, ja.boot_seed)
+                    r.update(names)
+                    results.append(r)
+    return results

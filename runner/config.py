@@ -110,6 +110,7 @@ class TrackingConfig:
     uri: str = "sqlite:///mlruns/mlflow.db"
     experiment: str = "runner"
     artifact_root: str = "mlruns/artifacts"
+    traces: bool = True  # every attempt as an MLflow trace in the job's run (runner.traces); false: none
 
 
 @dataclass

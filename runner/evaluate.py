@@ -21,9 +21,11 @@ Unscored samples (harness_error) are excluded from pass@k and make the exit code
 from __future__ import annotations
 
 if __name__ == "__main__":  # as a command: the sandbox's warm-up process starts before this module's imports
+    import sys
+
     from runner.sandbox.zygote import EarlyZygote
 
-    EARLY_ZYGOTE = EarlyZygote()
+    EARLY_ZYGOTE = None if {"-h", "--help"} & set(sys.argv[1:]) else EarlyZygote()  # --help starts nothing
 
 import importlib
 import json
@@ -220,6 +222,8 @@ def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
     from runner.sandbox.pool import EarlyZygote, Limits, WorkerPool
     from runner.tasks import EVALPLUS_IMPORTERS, load_task_set
 
+    if {"-h", "--help"} & set(argv):  # the usage text, before any process starts (parse_args exits)
+        parse_args(argv, OPTIONS, "runner.evaluate", __doc__)
     with zygote or EarlyZygote() as zygote:  # the workers' imports overlap the composition of the config
         options, overrides = parse_args(argv, OPTIONS, "runner.evaluate", __doc__)
         suites = parse_suites(options.get("suites"))

@@ -21,6 +21,8 @@ OUTCOME_COLOURS = {
     "signature_mismatch": "#17becf",
     "backend_error": "#c7c7c7",
     "harness_error": "#000000",
+    "patch_failed": "#aec7e8",
+    "patch_forbidden": "#ffbb78",
     "": "#ffffff",  # task not run in this job
 }
 
@@ -40,7 +42,8 @@ def scope(jobs: list[Job]) -> str:
     return f"task set {sets} · model {listed(j.model for j in jobs)} · seed {listed(j.seed for j in jobs)}"
 
 
-def _pyplot():
+def pyplot():
+    """matplotlib.pyplot on the Agg backend (no display needed)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -49,7 +52,7 @@ def _pyplot():
     return plt
 
 
-def _title(fig, what: str, jobs: list[Job], width_in: float) -> None:
+def title(fig, what: str, jobs: list[Job], width_in: float) -> None:
     """A figure title that wraps to the figure's width (about 11 characters per inch at 10 points)."""
     text = "\n".join(textwrap.wrap(f"{what} | {scope(jobs)}", width=max(30, int(width_in * 11))))
     fig.suptitle(text, fontsize=10)
@@ -59,7 +62,7 @@ def pass_counts_figure(jobs: list[Job]):
     """Bar chart: tasks passed (pass@1 x scored tasks) per run, first vs after repair, CI error bars."""
     import numpy as np
 
-    plt = _pyplot()
+    plt = pyplot()
     x = np.arange(len(jobs))
     width = 0.38
     label_in = max(len(j.label) for j in jobs) * 0.06  # rotated labels need room below the axes
@@ -85,7 +88,7 @@ def pass_counts_figure(jobs: list[Job]):
     ax.set_ylim(0, max([j.metrics.get("tasks", 1) for j in jobs] + [1]) * 1.3)
     level = round(100 * jobs[0].ci_level)
     ax.legend(loc="upper left", ncol=2, fontsize=8, title=f"error bars: {level}% bootstrap CI", title_fontsize=8)
-    _title(fig, "Tasks passed: first attempt vs after repair", jobs, size[0])
+    title(fig, "Tasks passed: first attempt vs after repair", jobs, size[0])
     return fig
 
 
@@ -98,7 +101,7 @@ def heatmap_figure(jobs: list[Job]):
     from matplotlib.colors import ListedColormap
     from matplotlib.patches import Patch
 
-    plt = _pyplot()
+    plt = pyplot()
     rows = [{r["task_id"]: r for r in task_table(j.records)} for j in jobs]
     tasks = sorted(set().union(*rows), key=natural_key)
     cells = [[row.get(t, {}).get("outcome_repair", "") for row in rows] for t in tasks]
@@ -132,23 +135,26 @@ def heatmap_figure(jobs: list[Job]):
         ax.set_yticks(range(hi - lo), tasks[lo:hi], fontsize=6)
     used = sorted({names[v] for line in grid for v in line}, key=names.index)
     handles = [Patch(facecolor=colours[o], edgecolor="black", label=o or "not run") for o in used]
+    handles = handles or [Patch(facecolor="white", edgecolor="black", label="no attempt recorded")]
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 4), fontsize=7,
                title="final outcome (R = fixed by repair)", title_fontsize=7)  # fmt: skip
-    _title(fig, f"Final outcome per task ({len(tasks)} tasks)", jobs, size[0])
+    title(fig, f"Final outcome per task ({len(tasks)} tasks)", jobs, size[0])
     return fig
 
 
-def _save(fig, path: Path) -> Path:
+def save(fig, path: Path) -> Path:
+    """Write `fig` as a PNG at `path` (its folder made if missing) and close it."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=120)
-    _pyplot().close(fig)
+    pyplot().close(fig)
     return path
 
 
 def plot_pass_counts(jobs: list[Job], path: Path) -> Path:
     """Write pass_counts_figure(jobs) as a PNG."""
-    return _save(pass_counts_figure(jobs), path)
+    return save(pass_counts_figure(jobs), path)
 
 
 def plot_task_heatmap(jobs: list[Job], path: Path) -> Path:
     """Write heatmap_figure(jobs) as a PNG."""
-    return _save(heatmap_figure(jobs), path)
+    return save(heatmap_figure(jobs), path)

@@ -15,7 +15,11 @@ from importlib.metadata import version
 from pathlib import Path
 
 PACKAGE_ROOT = Path(__file__).resolve().parent
-REPORTING_ONLY = frozenset({"compare.py", "report.py", "summary.py", "tracking.py", "sweep_callback.py", "progress.py"})
+REPORTING_ONLY = frozenset({
+    "compare.py", "report.py", "summary.py", "tracking.py", "sweep_callback.py", "progress.py", "figures.py",
+    "job_figures.py", "sweep_figures.py", "traces.py", "run_views.py", "datasets_logged.py", "docs_config.py",
+    "phases.py",
+})  # fmt: skip
 """Modules (relative to the package root) that only present results: editing them keeps cached verdicts."""
 VERDICT_LIBRARIES = ("pytest", "hypothesis")
 

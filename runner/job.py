@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import subprocess
@@ -20,11 +21,15 @@ from runner.experiment import AttemptWriter, Experiment, verdict_key
 from runner.fingerprint import harness_fingerprint
 from runner.generation.backends import make_backend
 from runner.generation.backends.base import BackendError
+from runner.generation.backends.server_pool import server_urls
+from runner.phases import Announced, Phases, gold_with_progress
+from runner.progress import Progress, Throughput
 from runner.records import AttemptRecord
+from runner.run_views import log_job_views
 from runner.sandbox.pool import Limits, WorkerPool
-from runner.store import StoreError
+from runner.store import StoreError, sqlite_path
 from runner.tasks import EVALPLUS_IMPORTERS, Task, load_task_set, subset_tag, task_set_hash
-from runner.tracking import JobRun, end_status
+from runner.tracking import JobRun, end_status, ensure_store
 
 log = logging.getLogger("runner")
 
@@ -33,22 +38,30 @@ class JobError(RuntimeError):
     """The job could not run; the message says what to change."""
 
 
+class NotStarted(JobError):
+    """The job stopped on bad input before any work: no run opened, no sample generated (runner.unstarted)."""
+
+
 def run_job(cfg: Config, out_dir: Path) -> int:
     """Run one job; returns the exit code (0 trustworthy, 2 finished with unscored or excluded work).
 
-    The job's MLflow run (when tracking is on) is opened as the job starts and ends FINISHED, FAILED or
-    KILLED (SIGINT / SIGTERM, see runner.interrupt) with it.
+    The job's MLflow run (when tracking is on) is opened once the model answered its preflight (before:
+    NotStarted, and no run) and ends FINISHED, FAILED or KILLED (SIGINT / SIGTERM, see runner.interrupt)
+    with the job. Each phase of the start says so on stderr (runner.phases).
     """
+    phases = Phases(cfg.progress)
+    phases.job(out_dir, cfg.model.name, cfg.backend.name, cfg.task_set.name)
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))
     tasks = load_task_set(cfg.task_set, cfg.cache_dir)
     if not tasks:
-        raise JobError(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.ids/limit/created_after")
+        raise NotStarted(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.ids/limit/created_after")
+    phases.tasks(cfg.task_set.name, len(tasks), cfg.sampling.n)
     if cfg.sampling.temperature == 0 and cfg.sampling.n > 1:
         log.warning("sampling.n=%d at temperature 0: samples differ only by seed (flagged in the run)", cfg.sampling.n)
     runs: list[JobRun] = []  # _run opens the run (at most one); ended here, however _run ends
     try:
-        code = asyncio.run(_run(cfg, out_dir, tasks, runs))
+        code = asyncio.run(_run(cfg, out_dir, tasks, runs, phases))
     except BaseException as exc:
         for run in runs:
             run.end(end_status(exc))
@@ -65,42 +78,59 @@ def _open_run(cfg: Config, out_dir: Path) -> JobRun:
         raise JobError(str(exc)) from None
 
 
-async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]) -> int:
+def _prepare_store(cfg: Config, phases: Phases) -> None:
+    started, db = time.monotonic(), sqlite_path(cfg.tracking.uri)
+    if db is not None and not db.is_file():
+        phases.say(f"tracking store: creating {db} (the first store of an MLflow version takes seconds more)")
+    try:
+        ensure_store(cfg.tracking)
+    except StoreError as exc:
+        raise NotStarted(str(exc)) from None
+    phases.say(f"tracking store ready in {time.monotonic() - started:.1f}s: {cfg.tracking.uri}")
+
+
+async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun], phases: Phases) -> int:
     from runner.judging.judge import judge
     from runner.repo.env import environments
     from runner.repo.judge import judge_repo
 
-    # Opening the run may create the store (seconds on a fresh one) and the gold check runs the references'
+    # Preparing the store may create it (seconds on a fresh one) and the gold check runs the references'
     # tests (seconds of CPU): both start first, to overlap loading the model (the gold check also the
-    # first generations), and a store that cannot be used stops the job before any sample is generated.
-    opening = asyncio.ensure_future(asyncio.to_thread(_open_run, cfg, out_dir)) if cfg.tracking.enabled else None
+    # first generations). The run is opened once the model answered, so a job that stops before (bad
+    # input: NotStarted) leaves no run; a store that cannot be used stops the job before any sample.
+    store = asyncio.ensure_future(asyncio.to_thread(_prepare_store, cfg, phases)) if cfg.tracking.enabled else None
 
     async def opened() -> None:  # the run, once open, is ended by run_job however the job ends
-        nonlocal opening
-        if opening is not None:
-            pending, opening = opening, None
-            runs.append(await pending)
+        nonlocal store
+        if store is not None:
+            pending, store = store, None
+            await pending
+            runs.append(await asyncio.to_thread(_open_run, cfg, out_dir))
 
-    pool = backend = ready = None
+    pool = backend = ready = sandbox = None
     try:
         cache = Cache(cfg.cache_dir)
         limits = Limits.from_config(cfg.sandbox)
         envs = environments(cfg)
         pool = WorkerPool(cfg.sandbox.workers, limits, wait=False)
+        sandbox = asyncio.ensure_future(phases.watch_sandbox(pool, cfg.sandbox.workers))
         excluded: list[dict] = []
 
         async def gold_check() -> set[str]:
-            excluded.extend(await asyncio.to_thread(_gold_gate, cfg, tasks, pool, limits, cache, out_dir, envs))
+            found = await asyncio.to_thread(_gold_gate, cfg, tasks, pool, limits, cache, out_dir, envs, phases)
+            excluded.extend(found)
             return {row["task_id"] for row in excluded}
 
         ready = asyncio.ensure_future(gold_check())
         backend = make_backend(cfg.backend, cfg.model)
+        phases.loading_model(cfg.backend.name, cfg.model.id, cfg.model.name, cfg.backend.base_url)
+        started = time.monotonic()
         try:
             identity = await backend.describe()
         except BackendError as exc:
-            raise JobError(str(exc)) from None
-        finally:
-            await opened()
+            raise NotStarted(str(exc)) from None
+        phases.model_ready(identity, time.monotonic() - started)
+        await opened()
         gate_key, repo_key, limits_key = asdict(cfg.gate), _repo_key(cfg), asdict(limits)
 
         def judge_task(task, code):
@@ -108,9 +138,20 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
                 return judge_repo(task, code, pool, envs, cfg.repo.answer, cfg.repo.timeout_s)
             return judge(task, code, pool, cfg.gate)
 
+        parallel = max(1, cfg.backend.max_concurrency) * max(1, len(server_urls(cfg.backend)))  # as Experiment runs
+        samples = len(tasks) * cfg.sampling.n
+        throughput = Throughput(parallel, cfg.repair.max_attempts)  # the work starts now: the ETA counts from here
+        progress = Progress(samples, enabled=cfg.progress, throughput=throughput)
+        on_progress = runs[0].progress if runs else None
+
+        def advance(done: int, passed: int, total: int) -> None:
+            progress.advance(passed > progress.passed)
+            if on_progress is not None:
+                on_progress(done, passed, total)
+
         experiment = Experiment(
-            cfg=cfg,
-            backend=backend,
+            cfg=dataclasses.replace(cfg, progress=False),  # the job shows progress itself, with the throughput
+            backend=Announced(backend, phases, throughput, samples, parallel),
             model_identity=identity,
             judge=judge_task,
             judge_key=lambda task, code: verdict_key(
@@ -120,27 +161,30 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
             writer=AttemptWriter(out_dir / "attempts.jsonl"),
             judge_slots=cfg.sandbox.workers,
             excluded=ready,
-            on_progress=runs[0].progress if runs else None,
+            on_progress=advance,
         )
         records = await experiment.run(tasks)
         await ready
         isolation = pool.isolation
         tasks = [t for t in tasks if t.id not in {row["task_id"] for row in excluded}]
     finally:
+        if sandbox is not None:
+            sandbox.cancel()
         if ready is not None:
             ready.cancel()
         if pool is not None:
             pool.close()
         if backend is not None:
             await backend.aclose()
-        await opened()  # the job failed before the model was loaded
+        if store is not None:  # the job stopped before the model answered: the store is made, no run opened
+            await asyncio.gather(store, return_exceptions=True)
     return _finish(cfg, out_dir, tasks, excluded, records, identity, isolation, cache, runs[0] if runs else None)
 
 
-def _gold_gate(
-    cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits, cache: Cache, out_dir: Path, envs=None
-) -> list[dict]:
-    """Run the gold check (cached); returns the failing rows, or aborts when configured to."""
+def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits, cache: Cache, out_dir: Path,
+               envs=None, phases: Phases | None = None) -> list[dict]:  # fmt: skip
+    """Run the gold check (cached; `gold check i/N` lines on `phases`); returns the failing rows, or aborts
+    when configured to."""
     if not cfg.gold.enabled:
         return []
     from runner.gold import gold_check
@@ -152,12 +196,17 @@ def _gold_gate(
     key = content_key(harness_fingerprint(), task_set_hash(tasks), asdict(limits), gate,
                       *([_repo_key(cfg)] if repo else []))  # fmt: skip
     rows = cache.get("gold", key)
-    if rows is None:
-        results = gold_check(tasks, pool, cfg.gate, **repo)
+    phases = phases or Phases(enabled=False)
+    if rows is None:  # task by task, 4 at a time as gold_check runs them, to count them done
+        results = [r for one in gold_with_progress(tasks, lambda t: gold_check([t], pool, cfg.gate, **repo), phases)
+                   for r in one]  # fmt: skip
         rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in results]
         rows = cache.put("gold", key, rows)
+    else:
+        phases.say(f"gold check: {len(rows)} tasks, result cached from an earlier job")
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
     bad = [r for r in rows if r["status"] != "ok"]
+    phases.say(f"gold check: {len(rows) - len(bad)}/{len(rows)} references pass their own tests")
     if bad:
         lines = "\n".join(f"  {r['task_id']}: {r['status']} {r['detail']}" for r in bad)
         if cfg.gold.on_failure == "abort":
@@ -182,9 +231,10 @@ def _finish(
     cache: Cache,
     run: JobRun | None,
 ) -> int:
+    from runner.job_figures import figures_for_job
     from runner.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
     from runner.strength.audit import latest_audit_scores
-    from runner.summary import summary_table
+    from runner.summary import files_line, summary_table
 
     started = time.perf_counter()
     metrics = summarize(
@@ -197,7 +247,8 @@ def _finish(
     )
     metrics["generations_cached"] = float(cache.hits_by_namespace.get("generation", 0))  # a resumed run's hits
     rows = task_table(records, latest_audit_scores(cfg.task_set.name, cfg.cache_dir))
-    table = summary_table(cfg, metrics, rows)
+    figures = figures_for_job(cfg, out_dir, records, metrics, run)  # written into out_dir/figures/, logged to the run
+    table = summary_table(cfg, metrics, rows) + "\n" + files_line(out_dir, figures)
     print(table)
     (out_dir / "summary.md").write_text(table + "\n")
     (out_dir / "summary.json").write_text(json.dumps(metrics, indent=2, sort_keys=True))
@@ -219,6 +270,7 @@ def _finish(
         "flag_temperature0_multisample": str(cfg.sampling.temperature == 0 and cfg.sampling.n > 1).lower(),
     }
     run_info = {"tags": tags, "isolation": isolation, "timings": {"scoring_s": round(time.perf_counter() - started, 3)}}
+    run_info["timings"].update(log_job_views(cfg, out_dir, tasks, excluded, records, run))  # dataset, samples, traces
     (out_dir / "run.json").write_text(json.dumps(run_info, indent=2))
     if run is not None:
         started = time.perf_counter()

@@ -1,22 +1,23 @@
-"""Cross-run reports: a Markdown table, seed spread, paired comparisons and two figures.
+"""Cross-run reports: a Markdown table, seed spread, paired comparisons and figures.
 
     python -m runner.report multirun/2026-11-30/12-00-00 [out=DIR]
     python -m runner.report outputs/a outputs/b out=reports/ab
     python -m runner.report --experiment runner --tracking-uri sqlite:///mlruns/mlflow.db [--parent RUN_ID]
 
-A path holding an attempts.jsonl is a job directory; any other path is a sweep directory whose job
-subdirectories are read. Each job's model name, seed, task set and scoring settings come from its
-.hydra/config.yaml (or config.yaml), falling back to the records themselves; any extra metric its
+A path that is a job folder (attempts.jsonl, config.yaml or .hydra/config.yaml: a job that failed or was
+killed is read too, with what it recorded) is read as one job; any other path is a sweep folder whose job
+subfolders are read. Each job's model name, seed, task set and scoring settings come from the config as
+the job resolved it (runner.job_results), falling back to the records themselves; any extra metric its
 summary.json has (e.g. policy-compliant pass@k) is shown too. Writes report.md, report.json,
-pass_counts.png and task_heatmap.png to the folder given (for several, the first one; for
---experiment, the folder the runs are downloaded into) unless out=DIR (or --out DIR) names another,
-and prints the Markdown.
+pass_counts.png, task_heatmap.png and, under figures/, the job's pass_at_1.png and task_outcomes.png (one
+job) or sweep_pass_at_1.png and sweep_paired.png (several) to the folder given (for several, the first
+one; for --experiment, the folder the runs are downloaded into) unless out=DIR (or --out DIR) names
+another, and prints the Markdown.
 """
 
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import re
 import sys
@@ -24,11 +25,14 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from runner.compare import paired_compare, seed_spread
+from runner.compare import compare_jobs, seed_spread
+from runner.datasets_logged import DATASET_FILE
 from runner.figures import plot_pass_counts, plot_task_heatmap, scope
-from runner.job_results import Job, find_job_dirs, load_job, natural_key
+from runner.job_figures import write_job_figures
+from runner.job_results import FINISHED, Job, find_job_dirs, load_job, natural_key
 from runner.records import AttemptRecord
 from runner.scoring import scoring_notes, summarize
+from runner.sweep_figures import write_sweep_figures
 
 
 def _pct(x: float | None) -> str:
@@ -55,8 +59,8 @@ def _run_table(jobs: list[Job]) -> list[str]:
     lines = [
         f"| model | seed | task set | tasks | samples | pass@1 first % [{level}% CI] | pass@1 after repair % "
         f"[{level}% CI] | repair fixed/attempted | gate rejects (first) | unscored | final outcomes "
-        "| policy-compliant pass@1 first / after repair % |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| policy-compliant pass@1 first / after repair % | status |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for j in jobs:
         m = j.metrics
@@ -67,7 +71,7 @@ def _run_table(jobs: list[Job]) -> list[str]:
             f"{_with_ci(m, 'pass_at_1_first')} | {_with_ci(m, 'pass_at_1_repair')} | "
             f"{int(m['repair_fixed'])}/{int(m['repair_attempted'])} | {int(m['gate_rejections_first'])} | "
             f"{int(m['unscored_samples'])} | {_outcome_breakdown(m, 'repair')} | "
-            f"{_pct(m.get('pass_at_1_first_compliant'))} / {_pct(m.get('pass_at_1_repair_compliant'))} |"
+            f"{_pct(m.get('pass_at_1_first_compliant'))} / {_pct(m.get('pass_at_1_repair_compliant'))} | {j.status} |"
         )
     return lines
 
@@ -139,45 +143,48 @@ def _spread_lines(jobs: list[Job]) -> tuple[list[str], dict]:
     return lines, data
 
 
-def _compare_lines(jobs: list[Job]) -> tuple[list[str], list[dict]]:
-    """Paired comparisons of every two models on the same task set (runs on different sets are not paired)."""
-    by_set: dict[str, dict[str, dict[int, Job]]] = defaultdict(lambda: defaultdict(dict))
-    for j in jobs:
-        by_set[j.task_set][j.model].setdefault(j.seed, j)
-    lines, data = [], []
-    for task_set, by_model in by_set.items():
-        for model_a, model_b in itertools.combinations(by_model, 2):
-            _compare_pair(task_set, by_model, model_a, model_b, lines, data)
-    return lines, data
+_STAGE_LABELS = {"first": "first attempt", "repair": "after repair"}
 
 
-def _compare_pair(task_set: str, by_model: dict, model_a: str, model_b: str, lines: list, data: list) -> None:
-    """Both stages of models a and b on their shared seeds (or their first seeds if none is shared)."""
-    seeds = sorted(set(by_model[model_a]) & set(by_model[model_b]))
-    pairs = [(s, s) for s in seeds] or [(min(by_model[model_a]), min(by_model[model_b]))]
-    for seed_a, seed_b in pairs:
-        ja, jb = by_model[model_a][seed_a], by_model[model_b][seed_b]
+def _compare_lines(comparisons: list[dict]) -> list[str]:
+    """One line per paired comparison (runner.compare.compare_jobs)."""
+    lines = []
+    for r in comparisons:
+        seed_a, seed_b = r["seed_a"], r["seed_b"]
         seeds_label = f"seed {seed_a}" if seed_a == seed_b else f"seeds {seed_a} vs {seed_b}"
-        for stage, label in (("first", "first attempt"), ("repair", "after repair")):
-            r = paired_compare(ja.records, jb.records, stage, ja.ci_level, ja.resamples, ja.boot_seed)
-            r.update(model_a=model_a, model_b=model_b, seed_a=seed_a, seed_b=seed_b, task_set=task_set)
-            data.append(r)
-            head = f"- {model_a} vs {model_b} on {task_set}, {seeds_label}, {label}"
-            if not r["pairs"]:
-                lines.append(f"{head}: no shared scored tasks")
-                continue
+        if "refused" in r:
             lines.append(
-                f"{head}: {_pct(r['pass_rate_a'])} vs {_pct(r['pass_rate_b'])}, difference "
-                f"{100 * r['diff']:+.1f} points [{round(100 * r['ci_level'])}% CI {100 * r['diff_ci_low']:+.1f}, "
-                f"{100 * r['diff_ci_high']:+.1f}], discordant {r['b']} ({model_a} only) / {r['c']} "
-                f"({model_b} only), exact McNemar p = {r['mcnemar_p']:.3g} ({r['tasks']} tasks)"
+                f"- {r['model_a']} vs {r['model_b']} on {r['task_set']}, {seeds_label}: not paired: {r['refused']}"
             )
+            continue
+        head = f"- {r['model_a']} vs {r['model_b']} on {r['task_set']}, {seeds_label}, {_STAGE_LABELS[r['stage']]}"
+        if not r["pairs"]:
+            lines.append(f"{head}: no shared scored tasks")
+            continue
+        lines.append(
+            f"{head}: {_pct(r['pass_rate_a'])} vs {_pct(r['pass_rate_b'])}, difference "
+            f"{100 * r['diff']:+.1f} points [{round(100 * r['ci_level'])}% CI {100 * r['diff_ci_low']:+.1f}, "
+            f"{100 * r['diff_ci_high']:+.1f}], discordant {r['b']} ({r['model_a']} only) / {r['c']} "
+            f"({r['model_b']} only), exact McNemar p = {r['mcnemar_p']:.3g} ({r['tasks']} tasks)"
+        )
+    return lines
+
+
+def _status_notes(jobs: list[Job]) -> list[str]:
+    """A line per job that did not finish: what it left behind."""
+    notes = []
+    for j in jobs:
+        if j.status != FINISHED:
+            samples = len({(r.task_id, r.sample) for r in j.records})
+            what = f"{samples} sample(s) recorded" if samples else "no attempt recorded"
+            notes.append(f"- {j.label}: incomplete (no summary.json: the job failed or was killed); {what}")
+    return notes
 
 
 def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
-    """Score every job, write report.md, report.json, pass_counts.png, task_heatmap.png; return report.md."""
+    """Score every job, write report.md, report.json and the figures (`report_figures`); return report.md."""
     if not job_dirs:
-        raise ValueError("make_report: no job directories (each needs an attempts.jsonl)")
+        raise ValueError("make_report: no job folders (a job folder holds attempts.jsonl or config.yaml)")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     jobs = sorted((load_job(d) for d in job_dirs), key=lambda j: (j.task_set, j.model, j.seed, str(j.path)))
@@ -201,27 +208,42 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
     spread, spread_data = _spread_lines(jobs)
     if spread:
         lines += ["## Seed-to-seed spread", "", *spread, ""]
-    compare, compare_data = _compare_lines(jobs)
+    compare_data = compare_jobs(jobs)
+    compare = _compare_lines(compare_data)
     if compare:
         lines += ["## Paired comparisons (shared scored tasks)", "", *compare, ""]
-    notes = [f"- {j.label}: {n}" for j in jobs for n in scoring_notes(j.records, j.ks)]
+    notes = _status_notes(jobs) + [f"- {j.label}: {n}" for j in jobs for n in scoring_notes(j.records, j.ks)]
     if notes:
         lines += ["## Notes", "", *notes, ""]
-    lines += ["![pass counts](pass_counts.png)", "", "![task heat map](task_heatmap.png)", ""]
+    if len(jobs) == 1:  # one job: its own figures (a job that stopped early never wrote them)
+        figures, missing = write_job_figures(jobs[0], out_dir / "figures"), []
+    else:
+        figures, missing = write_sweep_figures(jobs, compare_data, out_dir / "figures")
+    plot_pass_counts(jobs, out_dir / "pass_counts.png")
+    plot_task_heatmap(jobs, out_dir / "task_heatmap.png")
+    figures = [out_dir / "pass_counts.png", out_dir / "task_heatmap.png", *figures]
+    lines += ["## Figures", "", *missing]
+    lines += [part for p in figures for part in (f"![{p.stem}]({p.relative_to(out_dir).as_posix()})", "")]
 
     report = out_dir / "report.md"
     report.write_text("\n".join(lines))
     data = {
         "runs": [
-            {"path": str(j.path), "model": j.model, "seed": j.seed, "task_set": j.task_set, "metrics": j.metrics}
+            {
+                "path": str(j.path),
+                "model": j.model,
+                "seed": j.seed,
+                "task_set": j.task_set,
+                "status": j.status,
+                "metrics": j.metrics,
+            }  # fmt: skip
             for j in jobs
         ],
         "seed_spread": spread_data,
         "comparisons": compare_data,
+        "figures": [p.relative_to(out_dir).as_posix() for p in figures],
     }
     (out_dir / "report.json").write_text(json.dumps(data, indent=2, default=str) + "\n")
-    plot_pass_counts(jobs, out_dir / "pass_counts.png")
-    plot_task_heatmap(jobs, out_dir / "task_heatmap.png")
     return report
 
 
@@ -246,6 +268,10 @@ def pull_from_mlflow(experiment: str, tracking_uri: str, dest: Path, parent: str
         except Exception as exc:  # a run without the artifacts (failed early) is skipped, loudly
             print(f"skipping run {run.info.run_id}: {exc}", file=sys.stderr)
             continue
+        try:  # which data the run scored, so that runs on other data are not paired (older runs have none)
+            client.download_artifacts(run.info.run_id, DATASET_FILE, str(job))
+        except Exception:
+            pass
         jobs.append(job)
     return jobs
 
@@ -272,11 +298,14 @@ def main(argv: list[str] | None = None) -> int:
         jobs = find_job_dirs(args.paths)
         out = args.out or args.paths[0]
     if not jobs:
-        print("no job directories with an attempts.jsonl found", file=sys.stderr)
+        where = "in the runs of --experiment" if args.experiment else "in " + ", ".join(map(str, args.paths))
+        print(f"no job folder (attempts.jsonl or config.yaml) {where}: give a job or sweep folder", file=sys.stderr)
         return 2
     report = make_report(jobs, out)
     print(report.read_text())
-    print(f"written: {report}, {out / 'pass_counts.png'}, {out / 'task_heatmap.png'}", file=sys.stderr)
+    written = json.loads((report.parent / "report.json").read_text())["figures"]
+    print(f"written: {report}, {report.parent / 'report.json'}, " + ", ".join(str(out / f) for f in written),
+          file=sys.stderr)  # fmt: skip
     return 0
 
 

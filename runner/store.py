@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
+import logging
 import os
 import random
 import shutil
@@ -135,14 +136,23 @@ def _fresh_temporary(target: Path) -> Path:
 
 
 def _migrate(path: Path) -> None:
-    """Create MLflow's tables in a new database at `path`, migrated to the current schema."""
+    """Create MLflow's tables in a new database at `path`, migrated to the current schema.
+
+    Quietly: MLflow's and alembic's INFO lines about it ("Creating initial MLflow database tables...")
+    are not for the user, whose job says in one line that it creates the store (runner.job)."""
     import sqlalchemy
     from mlflow.store.db.utils import _initialize_tables
 
     engine = sqlalchemy.create_engine(f"sqlite:///{path}")
+    loggers = [logging.getLogger(name) for name in ("mlflow.store.db.utils", "alembic")]
+    levels = [logger.level for logger in loggers]
     try:
+        for logger in loggers:
+            logger.setLevel(logging.WARNING)
         _initialize_tables(engine)
     finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
         engine.dispose()
 
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from runner.config import Config
 from runner.scoring import UNSCORED
+
+WRITTEN_FIRST = ("config.yaml", "attempts.jsonl", "gold.json")  # before the summary, when the job writes them
+WRITTEN_WITH_SUMMARY = ("summary.md", "summary.json", "run.json", "dataset.json")
 
 
 def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
@@ -69,3 +74,12 @@ def _with_ci(metrics: dict, key: str, level: float) -> str:
     low, high = metrics.get(f"{key}_ci_low"), metrics.get(f"{key}_ci_high")
     ci = f" ({level:.0%} CI {low:.3f}–{high:.3f})" if low is not None else ""
     return f"{metrics[key]:.3f}{ci}"
+
+
+def files_line(out_dir: Path, figures: list[Path]) -> str:
+    """One line naming the files the job wrote into `out_dir`: its records and config, the summary files
+    written with this summary, and `figures` (runner.job_figures)."""
+    out_dir = Path(out_dir)
+    names = [n for n in WRITTEN_FIRST if (out_dir / n).is_file()] + list(WRITTEN_WITH_SUMMARY)
+    names += [Path(p).relative_to(out_dir).as_posix() for p in figures]
+    return f"Files in {out_dir}: " + ", ".join(names)

@@ -18,9 +18,10 @@ the sweep directory and the environment variable `tracking.PARENT_ENV`.
 `on_job_end` runs where the job ran: a job that raised is reported on the parent run as the tag
 `runner.failed_job.<job number>` (its overrides and error line). The launchers run every job of the sweep
 and then re-raise the first failure, so `on_multirun_end` is not called then; either way the sweep's end
-writes the sweep report with `runner.report.make_report` for the jobs that finished, lists the failed jobs
-in the parent run (tag `runner.failed_jobs`, artifact `failed_jobs.json`) and ends it: FINISHED when every
-job succeeded, FAILED when one failed (or the report failed), KILLED on SIGINT / SIGTERM.
+writes the sweep report with `runner.report.make_report` (a job that failed shown as incomplete; the
+report's figures/ logged to the parent run under figures/), lists the failed jobs in the parent run
+(tag `runner.failed_jobs`, artifact `failed_jobs.json`) and ends it: FINISHED when every job succeeded,
+FAILED when one failed (or the report failed), KILLED on SIGINT / SIGTERM.
 """
 
 from __future__ import annotations
@@ -176,6 +177,8 @@ class MlflowSweepCallback(Callback):
                 path = report.parent / name
                 if path.is_file():
                     client.log_artifact(run_id, str(path), "report")
+            if (report.parent / "figures").is_dir():  # sweep_pass_at_1.png, sweep_paired.png (runner.sweep_figures)
+                client.log_artifacts(run_id, str(report.parent / "figures"), "figures")
 
 
 def _log_failed_jobs(client: Any, run_id: str) -> list[dict]:

@@ -1,6 +1,7 @@
 """MLflow tracking: one run per job, nested under the sweep's parent run when there is one.
 
-A job's run is opened when the job starts (`JobRun(cfg, out_dir)`: RUNNING, the config as params), gets
+A job's run is opened once its preflight passed (`JobRun(cfg, out_dir)`, called by runner.job after the model
+answered: RUNNING, the config as params; a job stopped by bad input before then has no run), gets
 progress metrics while the job runs, its results at the end, and ends FINISHED, FAILED or KILLED.
 `ensure_store` creates the store safely (runner.store) and the experiment. A job finds its sweep's parent
 run on the tracking server by the sweep id (`find_parent_run`: the environment variable SWEEP_ENV, the same
@@ -291,10 +292,12 @@ class JobRun:
         """Log the job's results on the run: metrics, tags and the artifacts `log_job` lists."""
         from mlflow.entities import Metric, RunTag
 
+        from runner.run_views import mlflow_metrics  # all but the zero-count outcome rates
+
         out_dir, client, run_id = self.out_dir, self.client, self.run_id
         client.log_batch(run_id, tags=[RunTag(k, v) for k, v in _truncate(tags, MAX_TAG_VALUE).items()])
         now = int(time.time() * 1000)
-        values = [Metric(k, float(v), now, 0) for k, v in metrics.items() if v is not None]
+        values = [Metric(k, float(v), now, 0) for k, v in mlflow_metrics(metrics).items()]
         for i in range(0, len(values), 1000):
             client.log_batch(run_id, metrics=values[i : i + 1000])
         (out_dir / "config.yaml").write_text(OmegaConf.to_yaml(cfg, resolve=True))

@@ -38,7 +38,7 @@ def typed_config(cfg: DictConfig) -> Config:
         plain.pop("hydra", None)
         config = OmegaConf.to_object(OmegaConf.merge(OmegaConf.structured(Config), plain))
     except ConfigKeyError as err:
-        raise ConfigError(_unknown_key(str(err.full_key or err.key))) from None
+        raise ConfigError(unknown_key(str(err.full_key or err.key))) from None
     except MissingMandatoryValue as err:
         raise ConfigError(f"{err.full_key} has no value; set it, e.g. {err.full_key}=...") from None
     except ValidationError as err:
@@ -47,7 +47,8 @@ def typed_config(cfg: DictConfig) -> Config:
     return config
 
 
-def _unknown_key(key: str) -> str:
+def unknown_key(key: str) -> str:
+    """`unknown config key <key>; the keys there are: ...` (the keys of the section it names)."""
     node: Any = Config
     parts = key.split(".")
     for part in parts[:-1]:
@@ -121,6 +122,11 @@ def _rules() -> list[tuple[str, Callable[[Any], bool], str]]:
         "cache_dir": text,
     }
     return [(key, check, allowed) for key, (check, allowed) in table.items()]
+
+
+def rule_text(key: str) -> str | None:
+    """What `validate` allows for `key` (e.g. `>= 0`, `one of exclude, abort`), or None when it checks no range."""
+    return next((allowed for name, _, allowed in _rules() if name == key), None)
 
 
 def _is_base_url(value: Any) -> bool:

@@ -75,19 +75,20 @@ def main(argv: list[str]) -> int:
     files = [Path(a) for a in argv if "=" not in a]
     out = Path(options.get("out", "tests/fixtures/answer_shapes.jsonl"))
     per_shape = int(options.get("per_shape", 2))
-    picked: dict[str, list[dict]] = {shape: [] for shape in SHAPES}
-    seen = set()
+    answers = []  # (record, its shapes, the file), first attempts, one per task (the first file's first)
     for path in files:
         for record in read_attempts(path):
-            if record.attempt != 0 or record.task_id in seen:
-                continue
-            for shape in shapes(record):
-                if len(picked[shape]) < per_shape:
-                    line = json.loads(record.to_json())
-                    extra = {"shape": shape, "source": path.parent.name, "entry_point": _entry_point(record)}
-                    picked[shape].append({**line, **extra})
-                    seen.add(record.task_id)
-                    break
+            if record.attempt == 0 and all(record.task_id != r.task_id for r, _, _ in answers):
+                answers.append((record, shapes(record), path))
+    count = {shape: sum(shape in found for _, found, _ in answers) for shape in SHAPES}
+    picked: dict[str, list[dict]] = {shape: [] for shape in SHAPES}
+    used = set()
+    for shape in sorted(SHAPES, key=lambda shape: count[shape]):  # the rarest shapes choose first
+        for record, found, path in answers:
+            if shape in found and record.task_id not in used and len(picked[shape]) < per_shape:
+                extra = {"shape": shape, "source": path.parent.name, "entry_point": _entry_point(record)}
+                picked[shape].append({**json.loads(record.to_json()), **extra})
+                used.add(record.task_id)
     rows = [row for shape in SHAPES for row in picked[shape]]
     out.write_text("".join(json.dumps(row, sort_keys=True, ensure_ascii=False) + "\n" for row in rows))
     for row in rows:

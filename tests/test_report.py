@@ -226,3 +226,25 @@ def test_figure_titles_and_tables_name_the_task_set(sweep):
     text = make_report(sorted(sweep.glob("*_s1")), sweep).read_text()
     assert "task set seed10 · model alpha, beta · seed 1" in text
     assert scope([load_job(sweep / "0_alpha_s1")]) == "task set seed10 · model alpha · seed 1"
+
+
+def test_runs_that_scored_different_data_are_not_paired(sweep, capsys):
+    from runner.datasets_logged import write_dataset_file
+
+    for name, digest in (("0_alpha_s1", "a" * 64), ("1_beta_s1", "b" * 64)):
+        write_dataset_file(sweep / name, {"name": "seed10", "digest": digest, "tasks": 10, "subset": ""})
+    assert main([str(sweep)]) == 0
+    pairs = (sweep / "report.md").read_text().split("## Paired comparisons")[1].split("##")[0]
+    (line,) = [line for line in pairs.splitlines() if line.startswith("- ")]
+    assert line.startswith("- alpha vs beta on seed10, seed 1: not paired: runs used different datasets:")
+    assert "digest aaaaaaaaaaaa" in line and "digest bbbbbbbbbbbb" in line and "McNemar" not in pairs
+    assert not (sweep / "figures" / "sweep_paired.png").exists()
+
+
+def test_runs_that_scored_the_same_data_are_paired(sweep):
+    from runner.datasets_logged import write_dataset_file
+
+    for name in ("0_alpha_s1", "1_beta_s1"):
+        write_dataset_file(sweep / name, {"name": "seed10", "digest": "c" * 64, "tasks": 10, "subset": ""})
+    assert main([str(sweep)]) == 0
+    assert "McNemar" in (sweep / "report.md").read_text()

@@ -1,26 +1,37 @@
 """Benchmark data files: found on this machine, or downloaded once from their release and checksum-verified.
 
 A file is looked up in this order (see `locate`):
-1. `task_set.path`, when set (used as given; a missing file is an error, never a download);
+1. `task_set.path`, when set (used as given: a missing or unreadable file is an error, never a download;
+   one that is not the published file is used, with a warning naming both checksums);
 2. the folder named by the environment variable DATASETS_ENV (`RUNNER_DATASETS_DIR`);
 3. the user cache, `$XDG_CACHE_HOME/runner/datasets` (default `~/.cache/runner/datasets`);
 4. otherwise it is downloaded from its official release address into the user cache, written only once
    its SHA-256 matches the published one. BASE_URL_ENV (`RUNNER_DATASETS_URL`) replaces the official
    hosts with one base address (`<base>/<file name>`), for mirrors and for the tests' loopback server.
+In the folders of 2 and 3 a file may have its local name (`HumanEvalPlus-v0.1.10.jsonl.gz`) or its
+release's own (`HumanEvalPlus.jsonl.gz`, as the release page serves it); either is used only when its
+SHA-256 is the published one, as a download is: a corrupt or wrong copy stops the job in one line that
+names the file and the expected checksum.
 """
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
+import logging
 import os
 import tempfile
 import urllib.error
 import urllib.request
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from runner.tasks.loader import TaskError
 from runner.user_cache import user_cache_dir
+
+log = logging.getLogger(__name__)
 
 DATASETS_ENV = "RUNNER_DATASETS_DIR"
 BASE_URL_ENV = "RUNNER_DATASETS_URL"
@@ -34,6 +45,16 @@ class DataFile:
     name: str
     url: str
     sha256: str
+
+    @property
+    def release_name(self) -> str:
+        """The file's name in its release (the last part of `url`), e.g. `HumanEvalPlus.jsonl.gz`."""
+        return self.url.rsplit("/", 1)[-1]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The names it is found by in a datasets folder: the local name, then the release's own."""
+        return tuple(dict.fromkeys((self.name, self.release_name)))
 
 
 _EVALPLUS = "https://github.com/evalplus"
@@ -81,15 +102,62 @@ def locate(set_name: str, path: str = "") -> Path:
         if not Path(path).is_file():
             problem = f"{path} does not exist; fix task_set.path, or leave it empty for the set's own file"
             raise DatasetError(set_name, problem)
-        return Path(path)
+        return _given(set_name, Path(path))
     data = FILES[set_name]
     folder = os.environ.get(DATASETS_ENV, "")
-    places = [Path(folder) / data.name] if folder else []
-    places.append(cache_dir() / data.name)
-    for place in places:
+    folders = [Path(folder)] if folder else []
+    folders.append(cache_dir())
+    for place in (folder / name for folder in folders for name in data.names):
         if place.is_file():
-            return place
+            return verified(set_name, data, place)
     return download(set_name, data, cache_dir())
+
+
+def sha256_of(path: Path) -> str:
+    """The SHA-256 of a file, hex."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def verified(set_name: str, data: DataFile, place: Path) -> Path:
+    """`place` when its SHA-256 is the published one; else DatasetError naming the file and both checksums."""
+    found = sha256_of(place)
+    if found != data.sha256:
+        raise DatasetError(
+            set_name,
+            f"{place} has SHA-256 {found}, expected {data.sha256} (the published {data.release_name}): the copy is "
+            f"corrupt or another file; replace it with the file from {data.url}, or delete it and the job downloads "
+            "it, or give task_set.path=FILE to use it as it is",
+        )
+    return place
+
+
+def _given(set_name: str, path: Path) -> Path:
+    """A `task_set.path` file: used as given when it reads as JSON (Lines, gzipped for `.gz`); a warning when it
+    is not the published file, a DatasetError in one line when it cannot be read."""
+    data = FILES.get(set_name)
+    if data is not None and sha256_of(path) == data.sha256:
+        return path
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8") as handle:
+                for line in handle:
+                    if line.strip():
+                        json.loads(line)
+        else:
+            json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError) as exc:
+        kind = "gzipped JSON Lines" if path.suffix == ".gz" else "JSON"
+        expected = f"; the published file is {data.release_name}, SHA-256 {data.sha256}" if data else ""
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise DatasetError(set_name, f"{path} is not readable {kind} ({reason}): fix task_set.path{expected}") from None
+    if data is not None:
+        log.warning("task_set.path %s is not the published %s (SHA-256 %s); using it as given", path,
+                    data.release_name, data.sha256)  # fmt: skip
+    return path
 
 
 def download(set_name: str, data: DataFile, folder: Path) -> Path:
@@ -124,7 +192,8 @@ def download(set_name: str, data: DataFile, folder: Path) -> Path:
 def _absent(data: DataFile, cache: Path, why: str) -> str:
     folder = os.environ.get(DATASETS_ENV, "")
     env = f"{DATASETS_ENV}={folder}" if folder else f"{DATASETS_ENV} (unset)"
+    names = " nor ".join(data.names[1:])
     return (
-        f"{data.name} not found (looked in {env} and {cache}) and {why}; put the file in {cache}, "
-        f"set {DATASETS_ENV} to a folder holding it, or give task_set.path=FILE"
+        f"{data.name} not found ({f'nor {names}; ' if names else ''}looked in {env} and {cache}) and {why}; "
+        f"put the file in {cache}, set {DATASETS_ENV} to a folder holding it, or give task_set.path=FILE"
     )

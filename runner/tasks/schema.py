@@ -2,6 +2,7 @@
 
     python -m runner.tasks.schema            # (re)write schemas/task.schema.json
     python -m runner.tasks.schema --check    # exit 1 if the committed file is out of date
+    python -m runner.tasks.schema --help     # this usage, and nothing written
 
 Each property's type comes from the `Task` / `RepoTask` field of the same name (str, tuple of str,
 float, date); the fields' sets and which are required come from the loaders, so the schema accepts
@@ -108,13 +109,30 @@ def schema_text() -> str:
     return json.dumps(task_schema(), indent=2) + "\n"
 
 
+USAGE = """usage: python -m runner.tasks.schema [--check]
+
+Write the JSON schema of task files, generated from the task model, to schemas/task.schema.json.
+
+options:
+  --check     write nothing; exit 1 if the committed file differs from the generated schema
+  -h, --help  show this help and exit"""
+
+
 def main(argv: list[str]) -> int:
-    """Write the schema file, or with --check say whether it is up to date."""
+    """Write the schema file, or with --check say whether it is up to date; -h/--help prints USAGE."""
+    if {"-h", "--help"} & set(argv):
+        print(USAGE)
+        return 0
+    unknown = [a for a in argv if a != "--check"]
+    if unknown:
+        print(f"error: unknown argument {unknown[0]!r}; the only option is --check (see --help)", file=sys.stderr)
+        return 1
     if "--check" in argv:
         current = SCHEMA_PATH.read_text() if SCHEMA_PATH.exists() else ""
         if current != schema_text():
             print(f"{SCHEMA_PATH} is out of date; run python -m runner.tasks.schema", file=sys.stderr)
             return 1
+        print(f"{SCHEMA_PATH} is up to date")
         return 0
     SCHEMA_PATH.parent.mkdir(exist_ok=True)
     SCHEMA_PATH.write_text(schema_text())
