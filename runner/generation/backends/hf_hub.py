@@ -9,13 +9,13 @@ differs is deleted and fails the job.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import logging
 import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from runner.file_hash import file_sha256
 from runner.generation.backends.base import BackendError
 
 PREFIX = "hf:"
@@ -47,15 +47,6 @@ def _offline() -> bool:
 def pinned_hex(sha256: str) -> str:
     """The hex digits of a pinned SHA-256 given as "HEX" or "sha256:HEX" ("" if none is pinned)."""
     return sha256.strip().lower().removeprefix("sha256:")
-
-
-def file_sha256(path: Path) -> str:
-    """Hex SHA-256 of a file's content."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def hub_gguf(model_id: str, sha256: str = "") -> Path:
