@@ -58,6 +58,16 @@ def title(fig, what: str, jobs: list[Job], width_in: float) -> None:
     fig.suptitle(text, fontsize=10)
 
 
+def outcome_grid(cells: list[list[str]]) -> tuple[dict[str, str], list[str], list[list[int]]]:
+    """The colour of each outcome, their names in order and `cells` as indexes into them; an outcome this
+    module does not know is shown in magenta, not hidden."""
+    colours = dict(OUTCOME_COLOURS)
+    for outcome in sorted({c for line in cells for c in line} - set(colours)):
+        colours[outcome] = "#ff00ff"
+    names = list(colours)
+    return colours, names, [[names.index(c) for c in line] for line in cells]
+
+
 def pass_counts_figure(jobs: list[Job]):
     """Bar chart: tasks passed (pass@1 x scored tasks) per run, first vs after repair, CI error bars."""
     import numpy as np
@@ -105,11 +115,7 @@ def heatmap_figure(jobs: list[Job]):
     rows = [{r["task_id"]: r for r in task_table(j.records)} for j in jobs]
     tasks = sorted(set().union(*rows), key=natural_key)
     cells = [[row.get(t, {}).get("outcome_repair", "") for row in rows] for t in tasks]
-    colours = dict(OUTCOME_COLOURS)
-    for outcome in sorted({c for line in cells for c in line} - set(colours)):
-        colours[outcome] = "#ff00ff"  # an outcome this module does not know: shown, not hidden
-    names = list(colours)
-    grid = [[names.index(c) for c in line] for line in cells]
+    colours, names, grid = outcome_grid(cells)
     panels = max(1, math.ceil(len(tasks) / HEATMAP_PANEL_ROWS))
     per_panel = max(1, math.ceil(len(tasks) / panels))
     id_in = max([len(t) for t in tasks] + [4]) * 0.055  # a 6-point task id, per character

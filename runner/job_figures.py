@@ -13,7 +13,7 @@ import logging
 import math
 from pathlib import Path
 
-from runner.figures import OUTCOME_COLOURS, pyplot, save, title
+from runner.figures import outcome_grid, pyplot, save, title
 from runner.job_results import Job, natural_key
 from runner.scoring import group_samples
 
@@ -93,11 +93,7 @@ def task_outcomes_figure(job: Job):
         return rec.outcome.value if rec is not None else ""
 
     cells = [[outcome(t, stage, s) for stage, s, _ in columns] for t in tasks]
-    colours = dict(OUTCOME_COLOURS)
-    for name in sorted({c for row in cells for c in row} - set(colours)):
-        colours[name] = "#ff00ff"  # an outcome this module does not know: shown, not hidden
-    names = list(colours)
-    grid = [[names.index(c) for c in row] for row in cells]
+    colours, names, grid = outcome_grid(cells)
     panels = max(1, math.ceil(len(tasks) / PANEL_ROWS))
     per_panel = max(1, math.ceil(len(tasks) / panels))
     id_in = max([len(t) for t in tasks] + [4]) * 0.055
