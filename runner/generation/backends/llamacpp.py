@@ -3,10 +3,10 @@
 The model is loaded once per backend instance, lazily and in a worker thread, with
 `backend.max_concurrency` slots: llama.cpp batches the requests in flight into one forward pass per token
 (continuous batching), each in a worker thread of its own, and each slot has the model's whole `num_ctx`.
-Batched and unbatched greedy answers can differ slightly (the arithmetic of a batch differs), so the slot
-count is part of the model's identity, as the thread count is; `backend.max_concurrency=1` gives the
-unbatched answers. Prompt caching is off so that a request's result does not depend on the requests
-before it.
+Batched greedy answers can differ slightly from unbatched ones and from one fresh run to the next (the
+arithmetic of a batch depends on which requests share it), so the slot count is part of the model's
+identity, as the thread count is; `backend.max_concurrency=1` gives answers that repeat run to run.
+Prompt caching is off so that a request's result does not depend on the requests before it.
 
 Answers are streamed token by token into the worker thread, so that a cancelled request (Ctrl-C, SIGTERM,
 a job stopping) stops at the next token instead of running to its end; its partial answer is discarded.
