@@ -13,12 +13,11 @@ from __future__ import annotations
 import logging
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 
 from runner import interrupt
-from runner.phases import Phases
+from runner.phases import ComposingNotice
 
 STARTED_AT = time.time()  # before Hydra makes the job's folder: anything older there is not this job's
 FULL_ERROR = "HYDRA_FULL_ERROR"
@@ -28,7 +27,6 @@ QUIET_LOGGERS = ("httpx", "httpcore")
 """Libraries whose INFO lines (`HTTP Request: POST ...`, one per request) are not the job's to show."""
 COMPOSING_LINE_AFTER_S = 1.0
 """Hydra composes the config twice before the job's first line; when that takes longer, a line says so."""
-_composing = threading.Timer(COMPOSING_LINE_AFTER_S, lambda: Phases().say("composing the config (conf/, overrides)"))
 
 
 def main() -> None:
@@ -43,7 +41,7 @@ def main() -> None:
 
 def job(cfg) -> int:
     """Run one job of the experiment the config declares."""
-    _composing.cancel()  # the job says what it does from here (runner.phases)
+    ComposingNotice.cancel()  # the job says what it does from here (runner.phases)
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
@@ -105,8 +103,7 @@ def _runs_a_job(argv: list[str]) -> bool:
 if __name__ == "__main__":
     interrupt.install()  # before Hydra composes: a sweep can be interrupted between its jobs too
     if _runs_a_job(sys.argv[1:]):
-        _composing.daemon = True
-        _composing.start()
+        ComposingNotice.start(COMPOSING_LINE_AFTER_S)
     # Hydra prints its own errors in several lines unless HYDRA_FULL_ERROR is set; set, they reach this
     # handler, which says them in one line (runner.override_errors). A user who set it gets Hydra's report.
     os.environ.setdefault(FULL_ERROR, "1")
@@ -116,7 +113,7 @@ if __name__ == "__main__":
         print(f"interrupted ({stop})", file=sys.stderr)
         sys.exit(stop.exit_code)
     except Exception as exc:
-        _composing.cancel()
+        ComposingNotice.cancel()
         line = None if USER_FULL_ERROR else _reported(exc)
         if line is None:
             raise

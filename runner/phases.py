@@ -123,6 +123,28 @@ def gold_with_progress(tasks: Sequence[T], check: Callable[[T], R], phases: Phas
         return list(executor.map(one, tasks))
 
 
+class ComposingNotice:
+    """A line saying the config is being composed, printed only if composing takes longer than `after_s`.
+
+    It lives here, not in runner/__main__.py, so that the job function a launcher pickles (joblib, Ray pickle
+    `__main__`'s functions by value, with the globals they use) refers to no timer thread."""
+
+    _timer: threading.Timer | None = None
+
+    @classmethod
+    def start(cls, after_s: float) -> None:
+        """Print the line after `after_s` seconds unless `cancel` comes first."""
+        cls._timer = threading.Timer(after_s, lambda: Phases().say("composing the config (conf/, overrides)"))
+        cls._timer.daemon = True
+        cls._timer.start()
+
+    @classmethod
+    def cancel(cls) -> None:
+        """The job says what it does from here on (or composing failed): no line."""
+        if cls._timer is not None:
+            cls._timer.cancel()
+
+
 class Announced:
     """A backend whose first request and first answer are announced, and whose answers feed a Throughput."""
 

@@ -20,6 +20,7 @@ def _command(tmp: Path, run_dir: str) -> list[str]:
         "task_set.ids=[two_sum,is_palindrome,common_prefix]", "sampling.num_predict=160",
         f"tracking.uri=sqlite:///{tmp}/mlflow.db", f"tracking.artifact_root={tmp}/artifacts",
         f"cache_dir={tmp}/cache", f"hydra.run.dir={tmp}/{run_dir}",
+        "backend.n_threads=1",  # a fixed thread count: free cores vary on a busy machine, and with them the cache key
     ]  # fmt: skip
 
 
