@@ -24,6 +24,7 @@ from typing import Any
 import yaml
 
 from runner import config as schema
+from runner.check_option import check_option
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "configuration.md"
@@ -294,13 +295,9 @@ def page() -> str:
 
 def main(argv: list[str]) -> int:
     """Print the page; `--check` compares it with the committed one; -h/--help prints USAGE."""
-    if {"-h", "--help"} & set(argv):
-        print(USAGE)
-        return 0
-    unknown = [a for a in argv if a != "--check"]
-    if unknown:
-        print(f"error: unknown argument {unknown[0]!r}; the only option is --check (see --help)", file=sys.stderr)
-        return 1
+    answered = check_option(argv, USAGE)
+    if answered is not None:
+        return answered
     text = page()
     if "--check" in argv:
         if not PAGE.is_file() or PAGE.read_text(encoding="utf-8") != text:

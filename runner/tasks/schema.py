@@ -18,6 +18,7 @@ import sys
 import typing
 from pathlib import Path
 
+from runner.check_option import check_option
 from runner.tasks import loader, repo_loader
 from runner.tasks.model import SUITES, Task
 from runner.tasks.repo_task import RepoTask
@@ -120,13 +121,9 @@ options:
 
 def main(argv: list[str]) -> int:
     """Write the schema file, or with --check say whether it is up to date; -h/--help prints USAGE."""
-    if {"-h", "--help"} & set(argv):
-        print(USAGE)
-        return 0
-    unknown = [a for a in argv if a != "--check"]
-    if unknown:
-        print(f"error: unknown argument {unknown[0]!r}; the only option is --check (see --help)", file=sys.stderr)
-        return 1
+    answered = check_option(argv, USAGE)
+    if answered is not None:
+        return answered
     if "--check" in argv:
         current = SCHEMA_PATH.read_text() if SCHEMA_PATH.exists() else ""
         if current != schema_text():
