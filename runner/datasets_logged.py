@@ -85,7 +85,20 @@ def log_dataset(client: Any, run_id: str, info: dict[str, Any]) -> None:
     dataset = MetaDataset(source, name=info["name"], digest=info["digest"][:DIGEST_CHARS])
     tags = {"mlflow.data.context": "evaluation", "subset": info["subset"] or "all", "tasks": str(info["tasks"])}
     entity = DatasetInput(dataset._to_mlflow_entity(), tags=[InputTag(k, v) for k, v in tags.items()])
-    client.log_inputs(run_id, datasets=[entity])
+    for tries_left in reversed(range(_CREATE_RACE_TRIES)):
+        try:
+            client.log_inputs(run_id, datasets=[entity])
+            return
+        except Exception as exc:
+            # Jobs started together (a parallel sweep) each find the dataset missing and insert it; the losers'
+            # insert fails on the store's unique key, and logging again finds the winner's row.
+            if tries_left == 0 or not any(taken in str(exc) for taken in _DATASET_ROW_TAKEN):
+                raise
+
+
+_CREATE_RACE_TRIES = 3
+_DATASET_ROW_TAKEN = ("UNIQUE constraint failed: datasets.", "duplicate key value violates unique constraint")
+"""What SQLite and PostgreSQL say when another job inserted the same dataset row first."""
 
 
 def read_dataset(job_dir: Path) -> dict[str, Any] | None:
