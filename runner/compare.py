@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from runner.efficiency.scores import paired_efficiency
 from runner.job_results import Job
 from runner.records import AttemptRecord
 from runner.scoring import bootstrap_ci, group_samples, is_scored, per_task_pass_at_k, task_counts
@@ -124,7 +125,8 @@ def compare_jobs(jobs: Sequence[Job]) -> list[dict]:
     not paired).
 
     Each model's runs are paired seed by seed on the seeds both have, or their lowest seeds if they share
-    none. Each result is `paired_compare`'s dict plus `model_a`, `model_b`, `seed_a`, `seed_b`, `task_set`.
+    none. Each result is `paired_compare`'s dict plus `model_a`, `model_b`, `seed_a`, `seed_b`, `task_set`; the
+    `repair` one also `paired_efficiency`'s keys (runner.efficiency.scores) where both measured a shared task.
     Two runs whose dataset records differ (runner.datasets_logged: other tasks or another release under the
     same task set name) are not paired: their result holds only those keys and `refused`, a one-line reason.
     """
@@ -147,6 +149,8 @@ def compare_jobs(jobs: Sequence[Job]) -> list[dict]:
                     continue
                 for stage in ("first", "repair"):
                     r = paired_compare(ja.records, jb.records, stage, ja.ci_level, ja.resamples, ja.boot_seed)
+                    if stage == "repair":  # the final attempts are the ones measured (runner.efficiency)
+                        r.update(paired_efficiency(ja.records, jb.records, ja.ci_level, ja.resamples, ja.boot_seed))
                     r.update(names)
                     results.append(r)
     return results

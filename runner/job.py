@@ -15,13 +15,15 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 import runner
-from runner.cache import Cache, content_key
+from runner.cache import Cache
 from runner.config import Config
 from runner.experiment import AttemptWriter, Experiment, verdict_key
 from runner.fingerprint import harness_fingerprint
 from runner.generation.backends import make_backend
 from runner.generation.backends.base import BackendError
 from runner.generation.backends.server_pool import server_urls
+from runner.judging.reference_limits import cpu_limits as reference_cpu_limits
+from runner.judging.reference_limits import with_cpu_limit
 from runner.phases import Announced, Phases, gold_with_progress
 from runner.progress import Progress, Throughput
 from runner.records import AttemptRecord
@@ -116,9 +118,12 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
         sandbox = asyncio.ensure_future(phases.watch_sandbox(pool, cfg.sandbox.workers))
         excluded: list[dict] = []
 
+        cpu_limits: dict[str, float] = {}  # from the gold check, which every judging waits for
+
         async def gold_check() -> set[str]:
-            found = await asyncio.to_thread(_gold_gate, cfg, tasks, pool, limits, cache, out_dir, envs, phases)
-            excluded.extend(found)
+            rows = await asyncio.to_thread(_gold_gate, cfg, tasks, pool, limits, cache, out_dir, envs, phases)
+            excluded.extend(row for row in rows if row["status"] != "ok")
+            cpu_limits.update(reference_cpu_limits(rows))
             return {row["task_id"] for row in excluded}
 
         ready = asyncio.ensure_future(gold_check())
@@ -132,11 +137,17 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
         phases.model_ready(identity, time.monotonic() - started)
         await opened()
         gate_key, repo_key, limits_key = asdict(cfg.gate), _repo_key(cfg), asdict(limits)
+        measure = None
+        if cfg.efficiency.enabled:  # passing final answers' cost against the references (runner.efficiency)
+            from runner.efficiency.cached_measure import CachedMeasure
+
+            measure = CachedMeasure(pool, cfg.efficiency, cache, limits_key)
+            phases.say("efficiency: each passing answer is measured against its reference (efficiency=off: not)")
 
         def judge_task(task, code):
             if task.kind == "repo":
                 return judge_repo(task, code, pool, envs, cfg.repo.answer, cfg.repo.timeout_s)
-            return judge(task, code, pool, cfg.gate)
+            return judge(with_cpu_limit(task, cpu_limits), code, pool, cfg.gate)
 
         parallel = max(1, cfg.backend.max_concurrency) * max(1, len(server_urls(cfg.backend)))  # as Experiment runs
         samples = len(tasks) * cfg.sampling.n
@@ -155,13 +166,14 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
             model_identity=identity,
             judge=judge_task,
             judge_key=lambda task, code: verdict_key(
-                task, code, repo_key if task.kind == "repo" else gate_key, limits_key
+                with_cpu_limit(task, cpu_limits), code, repo_key if task.kind == "repo" else gate_key, limits_key
             ),  # fmt: skip
             cache=cache,
             writer=AttemptWriter(out_dir / "attempts.jsonl"),
             judge_slots=cfg.sandbox.workers,
             excluded=ready,
             on_progress=advance,
+            measure=measure,
         )
         records = await experiment.run(tasks)
         await ready
@@ -183,26 +195,24 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
 
 def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits, cache: Cache, out_dir: Path,
                envs=None, phases: Phases | None = None) -> list[dict]:  # fmt: skip
-    """Run the gold check (cached; `gold check i/N` lines on `phases`); returns the failing rows, or aborts
+    """Run the gold check (cached; `gold check i/N` lines on `phases`); returns every task's row, or aborts
     when configured to."""
     if not cfg.gold.enabled:
         return []
-    from runner.gold import gold_check
+    from runner.gold import gold_check, gold_rows
 
     gate = asdict(cfg.gate)  # the task set's own gate, profile and mode
     repo = {}  # repo tasks: their environments and time limit (a function-only set keeps its key and call)
     if any(t.kind == "repo" for t in tasks):
         repo = {"envs": envs, "repo_timeout_s": cfg.repo.timeout_s}
-    key = content_key(harness_fingerprint(), task_set_hash(tasks), asdict(limits), gate,
-                      *([_repo_key(cfg)] if repo else []))  # fmt: skip
-    rows = cache.get("gold", key)
     phases = phases or Phases(enabled=False)
-    if rows is None:  # task by task, 4 at a time as gold_check runs them, to count them done
-        results = [r for one in gold_with_progress(tasks, lambda t: gold_check([t], pool, cfg.gate, **repo), phases)
-                   for r in one]  # fmt: skip
-        rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail} for r in results]
-        rows = cache.put("gold", key, rows)
-    else:
+
+    def check(tasks: list) -> list:  # task by task, 4 at a time as gold_check runs them, to count them done
+        one_by_one = gold_with_progress(tasks, lambda t: gold_check([t], pool, cfg.gate, **repo), phases)
+        return [r for one in one_by_one for r in one]
+
+    rows, cached = gold_rows(tasks, cache, (asdict(limits), gate, *([_repo_key(cfg)] if repo else [])), check)
+    if cached:
         phases.say(f"gold check: {len(rows)} tasks, result cached from an earlier job")
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
     bad = [r for r in rows if r["status"] != "ok"]
@@ -212,7 +222,7 @@ def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits,
         if cfg.gold.on_failure == "abort":
             raise JobError(f"gold check failed for {len(bad)} task(s); their references fail their own tests:\n{lines}")
         log.error("GOLD CHECK FAILED for %d task(s); excluded from scoring:\n%s", len(bad), lines)
-    return bad
+    return rows
 
 
 def _repo_key(cfg: Config) -> dict:
@@ -231,6 +241,7 @@ def _finish(
     cache: Cache,
     run: JobRun | None,
 ) -> int:
+    from runner.efficiency.scores import score_records
     from runner.job_figures import figures_for_job
     from runner.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
     from runner.strength.audit import latest_audit_scores
@@ -246,7 +257,12 @@ def _finish(
         levels=(*DEFAULT_LEVELS, *(EVALPLUS_LEVELS if cfg.task_set.importer in EVALPLUS_IMPORTERS else ())),
     )
     metrics["generations_cached"] = float(cache.hits_by_namespace.get("generation", 0))  # a resumed run's hits
-    rows = task_table(records, latest_audit_scores(cfg.task_set.name, cfg.cache_dir))
+    scoring, eff = cfg.scoring, cfg.efficiency
+    efficiency, by_task = score_records(records, eff.slow_ratio, eff.lean_ratio, scoring.ci_level,
+                                        scoring.bootstrap_resamples, scoring.bootstrap_seed)  # fmt: skip
+    metrics.update(efficiency)  # empty unless efficiency.enabled measured a passing answer
+    rows = [{**r, **by_task.get(r["task_id"], {})}
+            for r in task_table(records, latest_audit_scores(cfg.task_set.name, cfg.cache_dir))]  # fmt: skip
     figures = figures_for_job(cfg, out_dir, records, metrics, run)  # written into out_dir/figures/, logged to the run
     table = summary_table(cfg, metrics, rows) + "\n" + files_line(out_dir, figures)
     print(table)
@@ -262,6 +278,8 @@ def _finish(
         "model_id": identity.get("model", cfg.model.id),
         "model_digest": identity.get("model_digest", ""),
         "backend_threads": identity.get("threads", ""),
+        # requests answered together at most: a server's requests in flight, or the embedded model's slots
+        "backend_in_flight": identity.get("in_flight", identity.get("slots", "")),
         "git_commit": _git_commit(),
         "isolation": ",".join(k for k, v in sorted(isolation.items()) if v) or "none",
         "gold_excluded": ",".join(r["task_id"] for r in excluded),

@@ -2,6 +2,8 @@
 
     figures/pass_at_1.png      pass@1 with its bootstrap CI: first attempt, after repair, and both policy-compliant
     figures/task_outcomes.png  the outcome of every task (and sample): first attempt and after repair
+    figures/efficiency.png     per task, the passing answers' instructions over the reference's (when measured:
+                               runner.efficiency.figure)
 
 The job writes them at its end (`figures_for_job`); `runner.report` on one job folder writes them again,
 also for a job that failed or was killed (from what it recorded).
@@ -13,6 +15,7 @@ import logging
 import math
 from pathlib import Path
 
+from runner.efficiency.figure import EFFICIENCY, has_efficiency, write_efficiency_figure
 from runner.figures import outcome_grid, pyplot, save, title
 from runner.job_results import Job, natural_key
 from runner.scoring import group_samples
@@ -134,9 +137,13 @@ def task_outcomes_figure(job: Job):
 
 
 def write_job_figures(job: Job, folder: Path) -> list[Path]:
-    """Write pass_at_1.png and task_outcomes.png of `job` (metrics set) into `folder`; their paths."""
+    """Write pass_at_1.png and task_outcomes.png of `job` (metrics set) into `folder`, and efficiency.png when
+    it measured efficiency; their paths."""
     folder = Path(folder)
-    return [save(pass_at_1_figure(job), folder / PASS_AT_1), save(task_outcomes_figure(job), folder / TASK_OUTCOMES)]
+    written = [save(pass_at_1_figure(job), folder / PASS_AT_1), save(task_outcomes_figure(job), folder / TASK_OUTCOMES)]
+    if has_efficiency([job]):
+        written.append(write_efficiency_figure([job], folder / EFFICIENCY))
+    return written
 
 
 def figures_for_job(cfg, out_dir: Path, records: list, metrics: dict, run=None) -> list[Path]:
@@ -144,7 +151,9 @@ def figures_for_job(cfg, out_dir: Path, records: list, metrics: dict, run=None) 
     runner.tracking.JobRun, or None); returns the files written. A figure that fails is logged, never raised:
     the job's results stand without it."""
     job = Job(path=Path(out_dir), model=cfg.model.name, seed=cfg.seed, records=records, task_set=cfg.task_set.name,
-              ks=tuple(cfg.scoring.k), ci_level=cfg.scoring.ci_level, metrics=metrics)  # fmt: skip
+              ks=tuple(cfg.scoring.k), ci_level=cfg.scoring.ci_level, metrics=metrics,
+              resamples=cfg.scoring.bootstrap_resamples, boot_seed=cfg.scoring.bootstrap_seed,
+              slow_ratio=cfg.efficiency.slow_ratio, lean_ratio=cfg.efficiency.lean_ratio)  # fmt: skip
     folder = Path(out_dir) / "figures"
     try:
         written = write_job_figures(job, folder)

@@ -36,6 +36,8 @@ class Job:
     ci_level: float = 0.95
     resamples: int = 2000
     boot_seed: int = 0
+    slow_ratio: float = 10.0  # efficiency.slow_ratio / lean_ratio, as the job scored them (runner.efficiency)
+    lean_ratio: float = 1.0
     label: str = ""
     metrics: dict = field(default_factory=dict)
     recorded: dict = field(default_factory=dict)  # the job's own summary.json, if it has one
@@ -105,6 +107,8 @@ def load_job(job_dir: Path) -> Job:
         ci_level=float(pick("scoring.ci_level", 0.95)),
         resamples=int(pick("scoring.bootstrap_resamples", 2000)),
         boot_seed=int(pick("scoring.bootstrap_seed", 0)),
+        slow_ratio=float(pick("efficiency.slow_ratio", 10.0)),
+        lean_ratio=float(pick("efficiency.lean_ratio", 1.0)),
         status=FINISHED if summary.is_file() else INCOMPLETE,
     )
 

@@ -42,6 +42,13 @@ class TestResult:
     message: str = ""
 
 
+STARVED_SHARE = 0.1
+"""A run whose wall clock ran out after waiting at least this share of its limit for a CPU (a loaded machine)
+is run once more before its timeout counts; one that used its CPU time, or slept, is not."""
+CPU_WAIT_MARKER = "; waited for a CPU: "
+"""How a plus input's timeout message says it was starved (runner.tasks.plus_suites writes it)."""
+
+
 @dataclass(frozen=True)
 class SuiteResult:
     """One suite's result. `passed` is true only if every expected test ran and passed."""
@@ -50,6 +57,8 @@ class SuiteResult:
     outcome: Outcome
     tests: tuple[TestResult, ...] = ()
     detail: str = ""
+    starved: bool = False
+    """A timeout whose wall clock ran out while the suite waited for a CPU: not the candidate's own slowness."""
 
     @property
     def passed(self) -> bool:

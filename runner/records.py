@@ -26,7 +26,9 @@ class AttemptRecord:
     `extraction` says what code extraction changed or dropped in the answer's code block (empty: taken
     as written). `server` is the base URL of the server that answered (of a `backend.base_url` list; ""
     for an in-process model or when none answered). `outcome` is an `Outcome` (given as one or as its
-    value); a line of attempts.jsonl holds its value.
+    value); a line of attempts.jsonl holds its value. `efficiency` is the cost of a final attempt that passed,
+    against the task's reference (`runner.efficiency.cost.Efficiency.to_record`), when `efficiency.enabled`;
+    None otherwise (it never changes the outcome).
     """
 
     task_id: str
@@ -53,6 +55,7 @@ class AttemptRecord:
     violations: list[dict[str, Any]] = field(default_factory=list)
     extraction: list[str] = field(default_factory=list)
     server: str = ""
+    efficiency: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "outcome", Outcome(self.outcome))  # a value read back becomes the enum

@@ -10,9 +10,10 @@ subfolders are read. Each job's model name, seed, task set and scoring settings 
 the job resolved it (runner.job_results), falling back to the records themselves; any extra metric its
 summary.json has (e.g. policy-compliant pass@k) is shown too. Writes report.md, report.json,
 pass_counts.png, task_heatmap.png and, under figures/, the job's pass_at_1.png and task_outcomes.png (one
-job) or sweep_pass_at_1.png and sweep_paired.png (several) to the folder given (for several, the first
-one; for --experiment, the folder the runs are downloaded into) unless out=DIR (or --out DIR) names
-another, and prints the Markdown.
+job) or sweep_pass_at_1.png and sweep_paired.png (several), and where answers were measured for efficiency
+(runner.efficiency) its table, figures/efficiency.png (one job) or efficiency.png (several), to the folder
+given (for several, the first one; for --experiment, the folder the runs are downloaded into) unless out=DIR
+(or --out DIR) names another, and prints the Markdown.
 """
 
 from __future__ import annotations
@@ -27,6 +28,9 @@ from pathlib import Path
 
 from runner.compare import compare_jobs, seed_spread
 from runner.datasets_logged import DATASET_FILE
+from runner.efficiency.figure import EFFICIENCY, has_efficiency, write_efficiency_figure
+from runner.efficiency.scores import score_records
+from runner.efficiency.tables import headline, ratio_text, task_lines
 from runner.figures import plot_pass_counts, plot_task_heatmap, scope
 from runner.job_figures import write_job_figures
 from runner.job_results import FINISHED, Job, find_job_dirs, load_job, natural_key
@@ -167,6 +171,24 @@ def _compare_lines(comparisons: list[dict]) -> list[str]:
             f"{100 * r['diff_ci_high']:+.1f}], discordant {r['b']} ({r['model_a']} only) / {r['c']} "
             f"({r['model_b']} only), exact McNemar p = {r['mcnemar_p']:.3g} ({r['tasks']} tasks)"
         )
+        if "efficiency_ratio" in r:  # runner.efficiency.scores.paired_efficiency
+            ratio = ratio_text(r["efficiency_ratio"], r["efficiency_ratio_ci_low"], r["efficiency_ratio_ci_high"],
+                               r["ci_level"])  # fmt: skip
+            lines.append(
+                f"{head}, efficiency: {r['model_a']}'s instructions ratio over {r['model_b']}'s {ratio}, geometric "
+                f"mean over the {r['efficiency_tasks']} task(s) both passed and measured (< 1: {r['model_a']} leaner)"
+            )
+    return lines
+
+
+def _efficiency_lines(jobs: list[Job]) -> list[str]:
+    """Per run that measured efficiency: its headline and per-task table (runner.efficiency.tables)."""
+    lines = []
+    for j in jobs:
+        if j.metrics.get("efficiency_passes"):
+            _, by_task = score_records(j.records, j.slow_ratio, j.lean_ratio, j.ci_level, j.resamples, j.boot_seed)
+            lines += [f"- **{j.label}**: {headline(j.metrics, j.slow_ratio, j.lean_ratio, j.ci_level)}", ""]
+            lines += [*task_lines(list(by_task.values()), j.ci_level), ""]
     return lines
 
 
@@ -197,6 +219,7 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
         j.label += f" ({j.path.name})" if seen[(j.model, j.seed, j.task_set)] > 1 else ""
         extra = {k: v for k, v in j.recorded.items() if isinstance(v, int | float) and not isinstance(v, bool)}
         j.metrics = {**extra, **summarize(j.records, j.ks, j.ci_level, j.resamples, j.boot_seed)}
+        j.metrics.update(score_records(j.records, j.slow_ratio, j.lean_ratio, j.ci_level, j.resamples, j.boot_seed)[0])
 
     lines = ["# Run report", "", scope(jobs), ""]
     lines += [f"{len(jobs)} job(s): " + ", ".join(f"`{j.path}`" for j in jobs), ""]
@@ -205,6 +228,9 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
     if pass_at_k:
         lines += ["## Every pass@k metric per run", "", *pass_at_k, ""]
     lines += ["## Pass@1 by suite level (visible / visible+hidden / all suites)", "", *_suite_table(jobs), ""]
+    efficiency = _efficiency_lines(jobs)
+    if efficiency:
+        lines += ["## Efficiency (passing answers' cost over the reference's; geometric means)", "", *efficiency]
     spread, spread_data = _spread_lines(jobs)
     if spread:
         lines += ["## Seed-to-seed spread", "", *spread, ""]
@@ -222,6 +248,8 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
     plot_pass_counts(jobs, out_dir / "pass_counts.png")
     plot_task_heatmap(jobs, out_dir / "task_heatmap.png")
     figures = [out_dir / "pass_counts.png", out_dir / "task_heatmap.png", *figures]
+    if len(jobs) > 1 and has_efficiency(jobs):  # one job's is among its own figures
+        figures.append(write_efficiency_figure(jobs, out_dir / EFFICIENCY))
     lines += ["## Figures", "", *missing]
     lines += [part for p in figures for part in (f"![{p.stem}]({p.relative_to(out_dir).as_posix()})", "")]
 

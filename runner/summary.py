@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.config import Config
+from runner.efficiency.tables import summary_block
 from runner.scoring import UNSCORED
 
 WRITTEN_FIRST = ("config.yaml", "attempts.jsonl", "gold.json")  # before the summary, when the job writes them
@@ -16,7 +17,8 @@ def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
     repair with pass@1 and its CI, functional and policy-compliant (passed with no gate violation) side by side.
 
     Pass counts are over scored samples only; the headline names the unscored ones (backend or harness
-    errors) apart, as pass@1 excludes them.
+    errors) apart, as pass@1 excludes them. Where passing answers were measured (`efficiency_...` metrics and
+    row columns, runner.efficiency.scores), an efficiency block follows.
     """
     lines = [
         f"## {cfg.model.name} (seed {cfg.seed}) on {cfg.task_set.name}",
@@ -54,6 +56,8 @@ def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
         for level, name in (("_base", "base pass@1"), ("_base_plus", "base+plus pass@1")):
             if key + level in metrics:  # EvalPlus task sets only (runner.scoring.EVALPLUS_LEVELS)
                 lines.append(f"{name} {stage}: {_with_ci(metrics, key + level, cfg.scoring.ci_level)}")
+    eff = cfg.efficiency  # the efficiency block, when passing answers were measured (runner.efficiency)
+    lines += summary_block(metrics, rows, eff.slow_ratio, eff.lean_ratio, cfg.scoring.ci_level)
     return "\n".join(lines)
 
 

@@ -196,6 +196,11 @@ def format_test_log(record: AttemptRecord) -> str:
         lines.append(f"gate violation (reported, not enforced): rule {v['rule']} at line {v['line']}: {v['message']}")
     for note in record.extraction:
         lines.append(f"extraction: {note}")
+    if record.efficiency is not None:  # a passing final answer's cost against the reference (runner.efficiency)
+        e = record.efficiency
+        lines.append(f"efficiency: {e['status']}, instructions ratio {e.get('instructions_ratio')}, "
+                     f"memory ratio {e.get('memory_ratio')}" + (f" ({e['candidate']['detail']})"
+                     if (e.get("candidate") or {}).get("detail") else ""))  # fmt: skip
     for suite, ok in record.suites.items():
         lines.append(f"suite {suite}: {'passed' if ok else 'FAILED'}")
         for t in record.tests.get(suite, []):

@@ -118,6 +118,11 @@ def _rules() -> list[tuple[str, Callable[[Any], bool], str]]:
         "scoring.k": (lambda v: bool(v) and all(k >= 1 for k in v), "a non-empty list of counts >= 1"),
         "scoring.ci_level": (lambda v: 0 < v < 1, "in (0, 1), e.g. 0.95"),
         "scoring.bootstrap_resamples": count,
+        "efficiency.budget": (lambda v: v >= 1, ">= 1 (times the reference's instructions)"),
+        "efficiency.slow_ratio": positive,
+        "efficiency.lean_ratio": positive,
+        "efficiency.inputs_per_task": count,
+        "efficiency.memory_floor_kb": count,
         "seed": not_negative,
         "cache_dir": text,
     }
@@ -161,6 +166,11 @@ def validate(cfg: Config) -> None:
         value = _value(cfg, key)
         if not check(value):
             raise ConfigError(f"{key}={value!r} is not allowed; it must be {allowed}")
+    if cfg.efficiency.slow_ratio > cfg.efficiency.budget:  # a too_slow answer counts as a slow pass
+        raise ConfigError(
+            f"efficiency.slow_ratio={cfg.efficiency.slow_ratio!r} exceeds efficiency.budget={cfg.efficiency.budget!r}; "
+            "set slow_ratio at most the budget"
+        )
     if isinstance(cfg.backend.base_url, list) and len(cfg.backend.base_url) > 1 and cfg.backend.name not in SPREADABLE:
         raise ConfigError(
             f"backend.base_url lists {len(cfg.backend.base_url)} servers, but backend={cfg.backend.name} talks to no "

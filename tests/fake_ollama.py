@@ -13,14 +13,18 @@ requests do is scripted with `queue(...)` (one behaviour per request, then "ok")
   hang         no answer at all until the server stops
 A chat with think=true for a model in `no_think` gets 400 "does not support thinking".
 A chat for a model not in `models` gets 404 {"error": "model 'x' not found"}, as Ollama does.
+As Ollama with OLLAMA_NUM_PARALLEL, `parallel=N` answers at most N chats at once (the rest wait their turn),
+each taking `answer_s`; the final line reports the time waited in total_duration, beside eval_duration.
 
 For the tests of several servers (tests/test_server_pool.py), on every `LoopbackServer`: `delay_s` holds
-each generation request that long; `in_flight` / `max_in_flight` count generation requests being answered;
+each generation request that long; `in_flight` / `max_in_flight` count generation requests being answered,
+`spans` holds each one's (start, end) in time.monotonic() seconds, in the order they ended;
 `die_after=N` makes the server die (`kill`) when the generation request after the N-th arrives.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -41,6 +45,7 @@ class LoopbackServer:
         self.slow_s = 2.0
         self.delay_s = 0.0
         self.in_flight = self.max_in_flight = self.generations = 0
+        self.spans: list[tuple[float, float]] = []
         self.die_after: int | None = None
         self.killed = threading.Event()
         self._connections: set[Any] = set()
@@ -124,6 +129,7 @@ class LoopbackServer:
 
     def _dispatch(self, h: BaseHTTPRequestHandler, body: Any) -> None:
         generation = h.path in GENERATION_PATHS
+        started = time.monotonic()
         with self._lock:
             self.requests.append({"method": h.command, "path": h.path, "body": body, "headers": dict(h.headers)})
             if generation:
@@ -144,6 +150,7 @@ class LoopbackServer:
             if generation:
                 with self._lock:
                     self.in_flight -= 1
+                    self.spans.append((started, time.monotonic()))
 
     def handle(self, h: BaseHTTPRequestHandler, body: Any) -> None:
         raise NotImplementedError
@@ -178,6 +185,9 @@ class FakeOllama(LoopbackServer):
         self.version = "0.9.9-fake"
         self.models = models if models is not None else {"gemma3:4b": "ab" * 32}
         self.no_think: set[str] = set()  # models that answer think=true with 400, as Ollama does
+        self.parallel = 0  # chats answered at once (0 = any number)
+        self.answer_s = 0.0  # how long each answer takes, in its slot
+        self._slots: threading.Semaphore | None = None
 
     def known(self, name: str) -> bool:
         """Ollama's lookup: a name without a tag means `:latest`."""
@@ -202,7 +212,23 @@ class FakeOllama(LoopbackServer):
         else:
             self.send_json(h, 404, {"error": "404 page not found"})
 
+    def _slot(self) -> Any:
+        """One of the `parallel` slots, held while answering (no limit when parallel is 0)."""
+        if not self.parallel:
+            return contextlib.nullcontext()
+        with self._lock:
+            if self._slots is None:
+                self._slots = threading.Semaphore(self.parallel)
+        return self._slots
+
     def _chat(self, h: BaseHTTPRequestHandler, body: dict[str, Any]) -> None:
+        arrived = time.monotonic()
+        with self._slot():
+            waited = time.monotonic() - arrived
+            time.sleep(self.answer_s)
+            self._answer(h, body, waited)
+
+    def _answer(self, h: BaseHTTPRequestHandler, body: dict[str, Any], waited: float) -> None:
         behaviour = self.next_behaviour()
         if not self.known(body.get("model", "")):
             self.send_json(h, 404, {"error": f"model '{body.get('model')}' not found"})
@@ -233,6 +259,10 @@ class FakeOllama(LoopbackServer):
             "done_reason": "length" if len(pieces) < len(REPLY) else "stop",
             "prompt_eval_count": prompt_words,
             "eval_count": len(pieces),
+            "total_duration": int((waited + self.answer_s) * 1e9),
+            "load_duration": 0,
+            "prompt_eval_duration": 0,
+            "eval_duration": int(self.answer_s * 1e9),
             "echo": body,
         }
         if behaviour == "cut":

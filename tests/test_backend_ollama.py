@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import logging
 import socket
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +18,7 @@ from runner.generation.backends import BackendError, GenerationOptions, make_bac
 from tests.fake_ollama import REPLY, FakeOllama
 
 MESSAGES = [{"role": "system", "content": "Write Python."}, {"role": "user", "content": "add two numbers"}]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -110,8 +116,10 @@ def test_describe_reports_version_and_digest(fake):
         "server_version": "0.9.9-fake",
         "model": "gemma3:4b",
         "model_digest": "sha256:" + "ab" * 32,
+        "in_flight": "1",
     }
     assert fake.paths() == ["/api/version", "/api/show", "/api/tags"]
+    assert describe(ollama(fake.url, max_concurrency=4))["in_flight"] == "4"  # batched answers: another key
 
 
 def test_describe_matches_an_untagged_name_to_latest(fake):
@@ -232,3 +240,94 @@ def test_timeout_then_success(fake):
     fake.queue("slow")
     gen = generate(ollama(fake.url, timeout_s=0.3, max_retries=1))
     assert gen.finish_reason == "stop"
+
+
+@pytest.mark.parametrize(("parallel", "named"), [(1, True), (4, False)])
+def test_a_server_that_queues_the_requests_in_flight_is_named_once(fake, caplog, parallel, named):
+    """4 requests at once on a server that answers one at a time (OLLAMA_NUM_PARALLEL=1): the last waits
+    1.2 s in its queue, and one warning says what to set; a server that answers all 4 at once is not named."""
+    fake.parallel, fake.answer_s = parallel, 0.4
+    backend = ollama(fake.url, max_concurrency=4)
+
+    async def go():
+        try:
+            return await asyncio.gather(*(backend.generate(MESSAGES, GenerationOptions()) for _ in range(4)))
+        finally:
+            await backend.aclose()
+
+    with caplog.at_level(logging.WARNING, logger="runner.generation.backends.ollama"):
+        answers = asyncio.run(go())
+    assert [a.text for a in answers] == ["".join(REPLY)] * 4
+    said = [r.getMessage() for r in caplog.records if "in its queue" in r.getMessage()]
+    assert len(said) == (1 if named else 0)
+    assert not named or (fake.url in said[0] and "start it with OLLAMA_NUM_PARALLEL=4" in said[0])
+
+
+def test_a_request_timed_out_in_the_servers_queue_says_what_to_set(fake):
+    """Ollama sends nothing while a request waits for a slot: with 2 in flight on a one-slot server the second
+    gets its first byte after 1 s, past backend.timeout_s, and its error names OLLAMA_NUM_PARALLEL."""
+    fake.parallel, fake.answer_s = 1, 0.5
+    backend = ollama(fake.url, max_concurrency=2, timeout_s=0.8, max_retries=0)
+
+    async def go():
+        try:
+            calls = (backend.generate(MESSAGES, GenerationOptions()) for _ in range(2))
+            return await asyncio.gather(*calls, return_exceptions=True)
+        finally:
+            await backend.aclose()
+
+    errors = [r for r in asyncio.run(go()) if isinstance(r, BaseException)]
+    assert errors and all(isinstance(e, BackendError) and e.kind == "timeout" for e in errors)
+    assert "backend.timeout_s" in str(errors[-1]) and "start it with OLLAMA_NUM_PARALLEL=2" in str(errors[-1])
+
+
+def most_at_once(spans: list[tuple[float, float]]) -> int:
+    """The most (start, end) spans open at one instant; one that ends as another starts does not overlap it."""
+    events = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    open_now = most = 0
+    for _, step in events:
+        open_now += step
+        most = max(most, open_now)
+    return most
+
+
+def test_most_at_once_counts_overlapping_spans():
+    assert most_at_once([(0, 1), (1, 2), (2, 3)]) == 1
+    assert most_at_once([(0, 3), (1, 2), (1.5, 4), (3.5, 5)]) == 3
+
+
+def ollama_job(tmp: Path, server: FakeOllama, name: str, *extra: str) -> tuple[dict, dict]:
+    """A real `python -m runner` job of 8 samples of one task on `server`; its run.json tags and summary."""
+    tasks = tmp / "tasks"
+    tasks.mkdir(exist_ok=True)
+    (tasks / "add.yaml").write_text((ROOT / "tests" / "fixtures" / "tasks" / "good.yaml").read_text())
+    out = tmp / name
+    proc = subprocess.run(
+        [sys.executable, "-m", "runner", "backend=ollama", f"backend.base_url={server.url}", "model=gemma3_4b",
+         "model.id=gemma3:4b", "model.name=fake", f"task_set.path={tasks}", "sampling.n=8",
+         "sampling.temperature=0.7", "repair.max_attempts=0", "sandbox.workers=1", "progress=false",
+         "tracking=off", f"cache_dir={tmp}/cache", f"hydra.run.dir={out}", *extra],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((out / "run.json").read_text())["tags"], json.loads((out / "summary.json").read_text())
+
+
+def test_a_job_keeps_max_concurrency_requests_in_flight_and_keys_its_answers_by_it(fake, tmp_path):
+    """backend=ollama sends 4 requests at once by default (the server sees them overlap, never more than 4);
+    max_concurrency=1 sends them one after another. The number in flight is on the run and in the generation
+    key: the unbatched job generates again instead of reusing the batched answers, a batched job reuses them."""
+    fake.delay_s = 0.25  # each answer takes this long at the server
+    tags, summary = ollama_job(tmp_path, fake, "batched")
+    batched = list(fake.spans)
+    assert len(batched) == 8 and most_at_once(batched) == 4 == fake.max_in_flight
+    assert tags["backend_in_flight"] == "4" and summary["generations_cached"] == 0
+
+    tags, summary = ollama_job(tmp_path, fake, "unbatched", "backend.max_concurrency=1")
+    unbatched = fake.spans[8:]
+    assert len(unbatched) == 8 and most_at_once(unbatched) == 1
+    assert tags["backend_in_flight"] == "1" and summary["generations_cached"] == 0
+
+    tags, summary = ollama_job(tmp_path, fake, "again", "backend.max_concurrency=4")
+    assert len(fake.spans) == 16 and summary["generations_cached"] == 8  # the batched job's answers
+    assert tags["backend_in_flight"] == "4"

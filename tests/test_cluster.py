@@ -37,6 +37,7 @@ def sweep(tmp: Path, model_server: FakeOpenAI, *overrides: str, env: dict | None
     """`python -m runner -m ...` of fast jobs (two seed10 tasks from the loopback model), sweep folder in `tmp`."""
     command = [
         sys.executable, "-m", "runner", "-m", "backend=openai", f"backend.base_url={model_server.url}/v1",
+        "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): these jobs stay fast
         "task_set.limit=2", "gold.enabled=false", "repair.max_attempts=0", "sandbox.workers=1",
         f"cache_dir={tmp}/cache", f"hydra.sweep.dir={tmp}/sweep", *overrides,
     ]  # fmt: skip

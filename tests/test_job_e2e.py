@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 def _command(tmp: Path, run_dir: str) -> list[str]:
     return [
         sys.executable, "-m", "runner",
+        "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): the resume stays as it was
         "task_set.ids=[two_sum,is_palindrome,common_prefix]", "sampling.num_predict=160",
         f"tracking.uri=sqlite:///{tmp}/mlflow.db", f"tracking.artifact_root={tmp}/artifacts",
         f"cache_dir={tmp}/cache", f"hydra.run.dir={tmp}/{run_dir}",

@@ -33,6 +33,7 @@ def job_command(tmp: Path, name: str, server: FakeOpenAI, *extra: str, sweep: bo
     """A one-task job (or sweep) on the loopback server, with its store, cache and output under `tmp`."""
     return [
         sys.executable, "-m", "runner", *(["-m"] if sweep else []),
+        "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): these jobs stay fast
         "backend=openai", f"backend.base_url={server.url}/v1", "backend.max_retries=0",
         f"model.id={MODEL}", "model.name=fake", "task_set.limit=1", "sandbox.workers=1",
         f"tracking.uri=sqlite:///{tmp}/store/mlflow.db", f"tracking.artifact_root={tmp}/store/artifacts",

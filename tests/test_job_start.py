@@ -53,6 +53,7 @@ def test_each_phase_is_a_line_in_order_the_first_within_2_s(tmp_path, server):
     env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "xdg")}  # the store is created from scratch
     command = [
         sys.executable, "-m", "runner", "backend=openai", f"backend.base_url={server.url}/v1",
+        "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): this job stays fast
         "backend.max_retries=0", f"model.id={MODEL}", "model.name=fake", f"task_set.limit={TASKS}",
         "sandbox.workers=1", f"tracking.uri=sqlite:///{tmp_path}/store/mlflow.db",
         f"tracking.artifact_root={tmp_path}/store/artifacts", f"cache_dir={tmp_path}/cache",
@@ -93,6 +94,7 @@ def test_each_phase_is_a_line_in_order_the_first_within_2_s(tmp_path, server):
 def test_progress_false_silences_the_phase_lines(tmp_path, server):
     command = [
         sys.executable, "-m", "runner", "backend=openai", f"backend.base_url={server.url}/v1", f"model.id={MODEL}",
+        "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): this job stays fast
         "task_set.limit=1", "sandbox.workers=1", "tracking=off", "progress=false", f"cache_dir={tmp_path}/cache",
         f"hydra.run.dir={tmp_path}/job",
     ]  # fmt: skip

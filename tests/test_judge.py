@@ -7,6 +7,7 @@ from runner.judging.judge import SEVERITY, build_job, feedback_for_repair, judge
 from runner.outcome import Outcome, SuiteResult, Verdict
 from runner.outcome import TestResult as Result
 from runner.tasks.model import Task
+from tests.cpu_load import every_core_busy
 
 MARKER = "ZQXMARKER"
 REFERENCE = "def double(x):\n    return 2 * x\n"
@@ -148,6 +149,34 @@ def test_sandbox_outcomes(pool, code, outcome):
     assert verdict.isolation
     if outcome is not Outcome.PASSED:
         assert verdict.detail and not verdict.passed
+
+
+class CountingPool:
+    """The real pool, counting the jobs it is given."""
+
+    def __init__(self, pool) -> None:
+        self.pool, self.runs = pool, 0
+
+    def run(self, job):
+        self.runs += 1
+        return self.pool.run(job)
+
+
+def test_a_sleeper_that_ran_out_of_wall_clock_is_judged_once(pool):
+    counting = CountingPool(pool)
+    sleeper = "import time\ndef double(x):\n    time.sleep(60)\n"
+    verdict = judge(TASK, sleeper, counting, GateConfig(enabled=False), suites=("hidden",))
+    assert verdict.outcome is Outcome.TIMEOUT and "wall clock)" in verdict.detail, verdict.detail
+    assert counting.runs == 1  # it did not wait for a CPU: another run would sleep as long
+
+
+def test_a_timeout_after_waiting_for_a_cpu_is_run_again(pool):
+    counting = CountingPool(pool)
+    busy = "def double(x):\n    sum(range(40_000_000))\n    return 2 * x\n"  # ~1 s of CPU per call
+    with every_core_busy():
+        verdict = judge(TASK, busy, counting, GATE, suites=("hidden",))
+    assert verdict.outcome is Outcome.TIMEOUT and "for a CPU" in verdict.detail, verdict.detail
+    assert counting.runs == 2
 
 
 def test_failed_detail_names_the_failing_test(pool):

@@ -34,6 +34,7 @@ UI_START_S = 180.0
 def _job(server: FakeOpenAI, tmp: Path, name: str, ids: str) -> Path:
     command = [
         sys.executable, "-m", "runner", "backend=openai", f"backend.base_url={server.url}/v1", "model.id=coder",
+        "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): this job stays fast
         f"task_set.ids=[{ids}]", f"task_set.path={ROOT}/tasks/seed10", "sandbox.workers=1", "progress=false",
         f"tracking.uri=sqlite:///{tmp}/mlflow.db", f"tracking.artifact_root={tmp}/artifacts",
         f"cache_dir={tmp}/cache", f"hydra.run.dir={tmp}/{name}",

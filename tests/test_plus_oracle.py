@@ -13,6 +13,7 @@ from runner.tasks.model import Task
 from runner.tasks.plus_oracle import MIN_TIME_LIMIT_S, OracleRequest, compute, oracles
 from runner.tasks.plus_suites import differential_suite, with_plus_data
 from tests.conftest import datasets_available
+from tests.cpu_load import every_core_busy
 
 REFERENCE = "def double(x):\n    return 2 * x\n"
 GOOD = "def double(x):\n    return x + x\n"
@@ -103,15 +104,26 @@ def test_a_huge_expected_output_is_computed_by_the_reference_in_the_sandbox(pool
     assert judge(task, wrong, pool, GATE).outcome is Outcome.FAILED
 
 
-def test_over_an_inputs_limit_is_a_timeout_run_twice(pool, tmp_path):
+def test_over_an_inputs_limit_is_a_timeout_judged_once(pool, tmp_path):
     task = plus_task(tmp_path)
     counting = CountingPool(pool)
     slow = "import time\ndef double(x):\n    if x == 3:\n        time.sleep(1.5)\n    return 2 * x\n"
     verdict = judge(task, slow, counting, GATE)
     assert verdict.outcome is Outcome.TIMEOUT and "plus input #2" in verdict.detail, verdict.detail
-    assert counting.runs == 2  # a timeout is run again before it counts
+    assert counting.runs == 1  # it slept: it did not wait for a CPU, so another run would change nothing
+    assert "waited for a CPU" not in verdict.detail
     counting.runs = 0
     assert judge(task, GOOD, counting, GATE).passed and counting.runs == 1
+
+
+def test_an_input_over_its_limit_while_waiting_for_a_cpu_is_run_again(pool, tmp_path):
+    task = plus_task(tmp_path)
+    counting = CountingPool(pool)
+    busy = "def double(x):\n    if x == 3:\n        sum(range(12_000_000))\n    return 2 * x\n"  # ~0.3 s of CPU
+    with every_core_busy():
+        verdict = judge(task, busy, counting, GATE)
+    assert verdict.outcome is Outcome.TIMEOUT and "waited for a CPU" in verdict.detail, verdict.detail
+    assert counting.runs == 2
 
 
 def test_a_slow_reference_raises_the_suite_time_limit(pool, tmp_path):

@@ -78,6 +78,7 @@ def server():
 def command(tmp: Path, name: str, server: FakeOpenAI, *extra: str, sweep: bool = False) -> list[str]:
     return [
         sys.executable, "-m", "runner", *(["-m"] if sweep else []),
+        "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): these jobs stay fast
         "backend=openai", f"backend.base_url={server.url}/v1", "backend.max_retries=0", "backend.max_concurrency=1",
         f"task_set.ids=[{','.join(TASKS)}]", "sandbox.workers=1", "gold.enabled=false",
         f"tracking.uri=sqlite:///{tmp}/store/mlflow.db", f"tracking.artifact_root={tmp}/store/artifacts",

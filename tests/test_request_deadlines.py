@@ -80,6 +80,7 @@ def test_a_job_against_a_trickling_server_records_backend_error_within_the_bound
         start = time.monotonic()
         job = subprocess.run(
             [sys.executable, "-m", "runner", "backend=openai", f"backend.base_url={fake.url}/v1", "model.id=coder",
+             "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py)
              "task_set.ids=[is_palindrome]", "tracking=off", "gold.enabled=false", "sandbox.workers=1",
              "progress=false", "backend.request_timeout_s=1", "backend.retry_total_s=2", "backend.max_retries=5",
              "backend.retry_backoff_s=0.1", f"cache_dir={tmp_path}/cache", f"hydra.run.dir={tmp_path}/run"],

@@ -25,6 +25,7 @@ BAD = "```python\ndef is_palindrome(s):\n    return False\n```"
 def _command(server: FakeOpenAI, tmp: Path, *extra: str, sweep: bool = False) -> list[str]:
     return [
         sys.executable, "-m", "runner", *(["-m"] if sweep else []), "backend=openai",
+        "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): these jobs stay fast
         f"backend.base_url={server.url}/v1", "model.id=coder",
         "task_set.ids=[is_palindrome,two_sum]", f"task_set.path={ROOT}/tasks/seed10", "tracking=off",
         "gold.enabled=false", "sandbox.workers=1", "repair.max_attempts=0", "progress=false",

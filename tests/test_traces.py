@@ -28,6 +28,7 @@ GOOD = "```python\ndef is_palindrome(s):\n    t = [c.lower() for c in s if c.isa
 def _job(server: FakeOpenAI, tmp: Path, name: str, *extra: str) -> Path:
     command = [
         sys.executable, "-m", "runner", "backend=openai", f"backend.base_url={server.url}/v1", "model.id=coder",
+        "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): this job stays fast
         f"task_set.path={ROOT}/tasks/seed10", "sandbox.workers=1", "progress=false",
         f"tracking.uri=sqlite:///{tmp}/mlflow.db", f"tracking.artifact_root={tmp}/artifacts",
         f"cache_dir={tmp}/cache", f"hydra.run.dir={tmp}/{name}", *extra,

@@ -23,28 +23,16 @@ import weakref
 from dataclasses import dataclass
 
 from runner.outcome import Outcome, SuiteResult
+from runner.sandbox.cost_job import CostRun, CostRunResult
 from runner.sandbox.frames import write_frame
 from runner.sandbox.limits import Limits
 from runner.sandbox.repo_job import RepoRun, RepoRunResult
+from runner.sandbox.sandbox_job import SandboxJob
 from runner.sandbox.zygote import MAX_WORKERS, EarlyZygote, worker_command, worker_env
 
 __all__ = ["EarlyZygote", "Limits", "SandboxJob", "SandboxResult", "WorkerPool", "WorkerDied"]
 
 _STARTUP_TIMEOUT_S = 120.0
-
-
-@dataclass(frozen=True)
-class SandboxJob:
-    """One candidate's run: files written into its fresh directory, and the suites to run in order.
-
-    `files` maps a plain file name (no directories) to its source, e.g. candidate.py, reference.py,
-    test_visible.py, or to the bytes of a data file; `suites` holds (suite name, test file name) pairs.
-    """
-
-    files: dict[str, str | bytes]
-    suites: tuple[tuple[str, str], ...]
-    time_limit_s: float = 0.0
-    """Wall and CPU seconds per suite for this job, when more than the pool's limits (a slow reference)."""
 
 
 @dataclass(frozen=True)
@@ -175,17 +163,20 @@ class _Worker:
             missing -= len(chunk)
         return b"".join(chunks)
 
-    def call(self, job: SandboxJob | RepoRun):
+    def call(self, job: SandboxJob | RepoRun | CostRun):
         """Send one job and wait for its result."""
         self.wait_ready()
         try:
-            if isinstance(job, RepoRun):
+            if isinstance(job, RepoRun | CostRun):
                 write_frame(self.requests, job)
             else:
-                write_frame(self.requests, (dict(job.files), tuple(tuple(s) for s in job.suites), job.time_limit_s))
+                write_frame(
+                    self.requests,
+                    (dict(job.files), tuple(tuple(s) for s in job.suites), job.time_limit_s, job.cpu_limit_s),
+                )
         except (BrokenPipeError, OSError) as err:
             raise WorkerDied(f"worker is gone: {err}") from err
-        if isinstance(job, RepoRun):
+        if isinstance(job, RepoRun | CostRun):
             return self._read(job.timeout_s + 40.0)
         # Generous upper bound: every suite may run to its timeout (in one session, or one session each
         # when a suite imports the candidate eagerly and the shared session is abandoned), plus clean-up.
@@ -344,7 +335,11 @@ class WorkerPool:
             return RepoRunResult(harness_error=f"the sandbox worker died twice: {reply}", isolation=self.isolation)
         return reply
 
-    def _call(self, job: SandboxJob | RepoRun):
+    def run_cost(self, job: CostRun) -> CostRunResult | WorkerDied:
+        """Run a cost run (runner.sandbox.cost_run) in one worker: its result, or the WorkerDied if two workers died."""
+        return self._call(job)
+
+    def _call(self, job: SandboxJob | RepoRun | CostRun):
         """The reply of a worker to `job`, retried once on a fresh worker; the WorkerDied if both died."""
         if self._closed:
             raise RuntimeError("the worker pool is closed")

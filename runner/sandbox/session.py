@@ -115,6 +115,8 @@ class SessionFacts:
     output_marks: dict[int, int] = field(default_factory=dict)
     """Offset in `output` at which each suite (by index) started."""
     leftovers: bool = False
+    cpu_wait_s: float = 0.0
+    """At a wall-clock timeout: how long the running suite had waited for a CPU (a loaded machine)."""
     running: int = -1
     """The suite that was running when the session ended (-1: none had started)."""
     nonce: str = ""
@@ -150,6 +152,14 @@ class SessionFacts:
     def candidate_ran_during_collection(self) -> bool:
         """True when the candidate's code started before collection of every file had finished."""
         return self.first_of_collection is Armed
+
+
+def _cpu_wait_seconds(pid: int) -> float | None:
+    """How long `pid` has waited on a run queue for a CPU (the scheduler's run_delay), or None if unknown."""
+    try:
+        return int(Path(f"/proc/{pid}/schedstat").read_text().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return None
 
 
 def _cpu_seconds(pid: int) -> float | None:
@@ -199,12 +209,14 @@ def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) ->
     session_deadline = start + limits.timeout_s * count
     suite_deadline = session_deadline
     running, cpu_start, cores = -1, 0.0, os.cpu_count() or 1
+    wait_start = _cpu_wait_seconds(pid) or 0.0
     next_cpu_read = session_deadline  # CPU time cannot run out sooner than `cpu_left / cores` wall seconds
     while facts.status is None:
         now = time.monotonic()
         remaining = min(session_deadline, suite_deadline) - now
         if remaining <= 0:
             facts.timed_out = True
+            facts.cpu_wait_s = max(0.0, (_cpu_wait_seconds(pid) or wait_start) - wait_start)
             break
         if running >= 0 and now >= next_cpu_read:  # the suite's CPU time (RLIMIT_CPU covers the whole session)
             cpu_left = limits.cpu_s - ((_cpu_seconds(pid) or cpu_start) - cpu_start)
@@ -231,6 +243,7 @@ def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) ->
             facts.output_marks[running] = len(output)
             suite_deadline = time.monotonic() + limits.timeout_s
             cpu_start = _cpu_seconds(pid) or 0.0
+            wait_start = _cpu_wait_seconds(pid) or 0.0
             next_cpu_read = time.monotonic() + limits.cpu_s / cores
             if running > 0:  # what the candidate started during an earlier suite does not outlive it
                 _kill_strays(pid, slot, limits)
@@ -314,7 +327,7 @@ def suite_facts(session: SessionFacts, index: int) -> RunFacts | None:
         facts.status = 0
     else:
         facts.timed_out, facts.output_exceeded = session.timed_out, session.output_exceeded
-        facts.cpu_exceeded = session.cpu_exceeded
+        facts.cpu_exceeded, facts.cpu_wait_s = session.cpu_exceeded, session.cpu_wait_s
         facts.status = session.status
     return facts
 

@@ -11,7 +11,7 @@ import os
 import signal
 from dataclasses import dataclass, field
 
-from runner.outcome import Outcome, SuiteResult, TestResult
+from runner.outcome import CPU_WAIT_MARKER, STARVED_SHARE, Outcome, SuiteResult, TestResult
 from runner.sandbox.limits import Limits
 from runner.sandbox.protocol import CollectError, Failure, Report
 
@@ -42,6 +42,8 @@ class RunFacts:
     output: bytes = b""
     leftovers: bool = False
     cpu_exceeded: bool = False
+    cpu_wait_s: float = 0.0
+    """At a wall-clock timeout: how long the suite had waited for a CPU."""
 
 
 # ---------------------------------------------------------------- expected tests (trusted, from the AST)
@@ -147,12 +149,18 @@ def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits
     signaled = facts.status is not None and os.WIFSIGNALED(facts.status)
     slow = next((f for f in failures if INPUT_TIMEOUT in f.exc), None)
     if slow is not None:
-        return result(Outcome.TIMEOUT, "time limit of an input exceeded: " + slow.msg[:300])
+        detail = "time limit of an input exceeded: " + slow.msg[:300]
+        return SuiteResult(suite, Outcome.TIMEOUT, tests_t, detail, starved=CPU_WAIT_MARKER in slow.msg)
     if facts.cpu_exceeded:
         return result(Outcome.TIMEOUT, f"time limit exceeded ({limits.cpu_s:g} s CPU)")
-    if facts.timed_out or (signaled and os.WTERMSIG(facts.status) == signal.SIGXCPU):
-        limit = f"{limits.timeout_s:g} s wall clock" if facts.timed_out else f"{limits.cpu_s:g} s CPU"
-        return result(Outcome.TIMEOUT, f"time limit exceeded ({limit})")
+    if facts.timed_out:
+        # The wall clock ran out before the CPU time did: a victim of a loaded machine if it waited for a CPU.
+        starved = facts.cpu_wait_s >= STARVED_SHARE * limits.timeout_s
+        waited = f"; waited {facts.cpu_wait_s:.1f} s for a CPU" if starved else ""
+        detail = f"time limit exceeded ({limits.timeout_s:g} s wall clock{waited})"
+        return SuiteResult(suite, Outcome.TIMEOUT, tests_t, detail, starved=starved)
+    if signaled and os.WTERMSIG(facts.status) == signal.SIGXCPU:
+        return result(Outcome.TIMEOUT, f"time limit exceeded ({limits.cpu_s:g} s CPU)")
     for error in facts.collect_errors:
         module, in_candidate = error.failure.missing_module, error.failure.in_candidate
         if module and module != "candidate" and not module.startswith("candidate.") and not in_candidate:

@@ -25,6 +25,8 @@ import traceback
 
 from runner.outcome import Outcome, SuiteResult, TestResult
 from runner.sandbox import isolation, pytest_child
+from runner.sandbox.cost_job import CostRun
+from runner.sandbox.cost_run import run_cost_job
 from runner.sandbox.frames import read_frame, write_frame
 from runner.sandbox.job_place import JobPlace, write_readonly
 from runner.sandbox.limits import Limits
@@ -147,12 +149,17 @@ def serve(requests, replies, limits: Limits) -> None:
             if isinstance(job, RepoRun):
                 write_frame(replies, run_repo_job(job, slot, limits, in_force, place))
                 continue
-            files, suites, time_limit_s = job
+            if isinstance(job, CostRun):
+                write_frame(replies, run_cost_job(job, slot, limits, in_force, place))
+                continue
+            files, suites, time_limit_s, cpu_limit_s = job
             if _mentions_hypothesis(files) and load_hypothesis(limits):
                 _after_late_imports(place)
             job_limits = limits
             if time_limit_s > max(limits.timeout_s, limits.cpu_s):
                 job_limits = dataclasses.replace(limits, timeout_s=time_limit_s, cpu_s=time_limit_s)
+            if cpu_limit_s:
+                job_limits = dataclasses.replace(job_limits, cpu_s=min(cpu_limit_s, job_limits.timeout_s))
             write_frame(replies, run_sandbox_job(files, suites, slot, job_limits, base, place))
     finally:
         place.remove()

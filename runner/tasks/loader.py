@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from runner.tasks.fields import TaskError, check_id, check_keys, load_date, read_mapping, string_list
-from runner.tasks.model import SUITES, EdgeCase, Task
+from runner.tasks.model import SUITES, EdgeCase, PerfInput, Task
 from runner.tasks.repo_loader import is_repo_task_dir, load_repo_task
 from runner.tasks.repo_task import RepoTask
 
 __all__ = ["TaskError", "load_task_dir", "load_task_file"]
 
 REQUIRED = ("id", "entry_point", "prompt", "reference", "suites")
-OPTIONAL = ("kind", "signature", "tags", "created", "extra_entry_points", "edge_cases")
+OPTIONAL = ("kind", "signature", "tags", "created", "extra_entry_points", "edge_cases", "perf_inputs", "references")
 
 
 def load_task_file(path: str | Path) -> Task:
@@ -46,6 +46,8 @@ def load_task_file(path: str | Path) -> Task:
         source=str(path),
         extra_entry_points=extra,
         edge_cases=_load_edge_cases(path, data.get("edge_cases", [])),
+        perf_inputs=_load_perf_inputs(path, data.get("perf_inputs", [])),
+        references=_load_references(path, data.get("references", []), (data["entry_point"], *extra)),
     )
 
 
@@ -113,12 +115,48 @@ def _load_edge_cases(path: Path, value: Any) -> tuple[EdgeCase, ...]:
     return tuple(cases)
 
 
-def _check_reference(path: Path, source: str, entry_points: tuple[str, ...]) -> None:
-    tree = _parse(path, "reference", source)
+def _load_perf_inputs(path: Path, value: Any) -> tuple[PerfInput, ...]:
+    shape = "must be a list of {args: [...]} or {generator: <source defining generate(size)>, size: N}"
+    if not isinstance(value, list):
+        raise TaskError(path, "perf_inputs", shape)
+    loaded = []
+    for index, item in enumerate(value):
+        field = f"perf_inputs[{index}]"
+        if not isinstance(item, dict) or not ({"args"} <= item.keys() or {"generator", "size"} <= item.keys()):
+            raise TaskError(path, field, shape)
+        if "args" in item:
+            check_keys(path, item, ("args",), (), field)
+            if not isinstance(item["args"], list):
+                raise TaskError(path, f"{field}.args", "must be the list of the entry point's arguments")
+            loaded.append(PerfInput(args=tuple(item["args"])))
+            continue
+        check_keys(path, item, ("generator", "size"), (), field)
+        size = item["size"]
+        if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+            raise TaskError(path, f"{field}.size", "must be a whole number, 0 or more")
+        if not isinstance(item["generator"], str) or not item["generator"].strip():
+            raise TaskError(path, f"{field}.generator", "must be Python source defining generate(size)")
+        tree = _parse(path, f"{field}.generator", item["generator"])
+        if not any(isinstance(n, ast.FunctionDef) and n.name == "generate" for n in tree.body):
+            raise TaskError(path, f"{field}.generator", "defines no `generate(size)` at top level")
+        loaded.append(PerfInput(generator=item["generator"], size=size))
+    return tuple(loaded)
+
+
+def _load_references(path: Path, value: Any, entry_points: tuple[str, ...]) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise TaskError(path, "references", "must be a list of reference sources, slow to fast")
+    for index, source in enumerate(value):
+        _check_reference(path, source, entry_points, f"references[{index}]")
+    return tuple(value)
+
+
+def _check_reference(path: Path, source: str, entry_points: tuple[str, ...], field: str = "reference") -> None:
+    tree = _parse(path, field, source)
     defined = {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
     for name in entry_points:
         if name not in defined:
-            raise TaskError(path, "reference", f"does not define the entry point `{name}` at top level")
+            raise TaskError(path, field, f"does not define the entry point `{name}` at top level")
 
 
 def _parse(path: Path, field: str, source: str) -> ast.Module:

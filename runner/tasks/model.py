@@ -27,6 +27,20 @@ class EdgeCase:
 
 
 @dataclass(frozen=True)
+class PerfInput:
+    """One input that makes a solution's cost visible (the YAML field `perf_inputs`, runner.efficiency).
+
+    Either `args`, the entry point's argument list, or `generator`, trusted task source defining
+    `generate(size)` that returns that list (run by the harness, never in the candidate's process; it must be
+    deterministic: seed its own `random.Random`), with its `size`.
+    """
+
+    args: tuple = ()
+    generator: str = ""
+    size: int = 0
+
+
+@dataclass(frozen=True)
 class Task:
     """A task as loaded from YAML or imported from a benchmark.
 
@@ -51,8 +65,14 @@ class Task:
     """Data files shipped into every job of the task (e.g. the plus inputs' table, tasks.plus_oracle)."""
     time_limit_s: float = 0.0
     """A suite time limit above the sandbox's, for a task whose reference itself is slow (0: none)."""
+    cpu_limit_s: float = 0.0
+    """CPU seconds per suite, scaled from the reference's time (runner.judging.reference_limits; 0: the sandbox's)."""
     edge_cases: tuple[EdgeCase, ...] = ()
     """Declared edge cases (the YAML field `edge_cases`); only the audit reads them, so not in the content hash."""
+    perf_inputs: tuple[PerfInput, ...] = ()
+    """Inputs the efficiency measure runs (runner.efficiency); they never change a verdict: not in the content hash."""
+    references: tuple[str, ...] = ()
+    """Further reference solutions of graded efficiency, slow to fast (runner.efficiency); not in the content hash."""
 
     def content_hash(self) -> str:
         """Hash of everything that determines this task's verdicts (not its file location)."""
@@ -67,6 +87,8 @@ class Task:
         if self.files or self.time_limit_s:
             payload["files"] = {k: hashlib.sha256(self.files[k]).hexdigest() for k in sorted(self.files)}
             payload["time_limit_s"] = self.time_limit_s
+        if self.cpu_limit_s:
+            payload["cpu_limit_s"] = self.cpu_limit_s
         return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from runner.outcome import CPU_WAIT_MARKER, STARVED_SHARE
 from runner.tasks import plus_oracle
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import DATA_FILE, suite_time_s
@@ -29,6 +30,14 @@ with open(_os.path.join(_os.path.dirname(__file__), {data_file!r}), "rb") as _ha
 
 class PlusInputTimeout(Exception):
     \"\"\"The candidate took longer than this input's time limit.\"\"\"
+
+
+def _cpu_wait():
+    try:
+        with open("/proc/self/schedstat") as handle:
+            return int(handle.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
 
 
 def _alarm(signum, frame):
@@ -73,6 +82,7 @@ def _shown(args):
 
 def test_plus_inputs():
     previous = _signal.signal(_signal.SIGALRM, _alarm)
+    waited = _cpu_wait()
     try:
         for index, (args, expected, limit) in enumerate(_PLUS):
             _setitimer(_TIMER, limit)
@@ -86,6 +96,9 @@ def test_plus_inputs():
             seconds = _clock() - start
             if seconds > limit:
                 message = f"plus input #{{index}} {{_shown(args)}}: over its {{limit:.2f}} s limit ({{seconds:.2f}} s)"
+                waited = _cpu_wait() - waited  # since the test started: one read per test, not per input
+                if waited >= {starved_share!r} * limit:
+                    message += f"{waited_marker}{{waited:.2f}} s"
                 raise PlusInputTimeout(message)
 {check}
     finally:
@@ -158,7 +171,8 @@ def differential_suite(entry_point: str, atol: float, compare: str = "equal") ->
     template = _CHECK_ROOT if entry_point == "find_zero" else _CHECK_EQUAL
     check = template.format(entry_point=entry_point)
     return _DIFFERENTIAL.format(atol=float(atol), entry_point=entry_point, check=check, compare=compare,
-                                data_file=DATA_FILE)  # fmt: skip
+                                data_file=DATA_FILE, starved_share=STARVED_SHARE,
+                                waited_marker=CPU_WAIT_MARKER)  # fmt: skip
 
 
 def with_plus_data(tasks: list[Task], requests: dict[str, plus_oracle.OracleRequest],

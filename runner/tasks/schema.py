@@ -44,6 +44,9 @@ DESCRIPTIONS = {
     "protected_paths": "paths an answer may not change (default [tests/]); conftest.py never",
     "test_timeout_s": "wall limit in seconds for one test run of this task (0: repo.timeout_s)",
     "edge_cases": "stated edge cases: {name, when: a Python expression over the arguments} (runner.audit)",
+    "perf_inputs": "inputs that make cost visible (runner.efficiency): {args: [...]} or {generator: <source of "
+    "generate(size) returning the argument list>, size: N}",
+    "references": "further reference solutions of graded efficiency, slow to fast (runner.efficiency)",
 }
 _PATTERNS = {
     "id": r"^[A-Za-z0-9_/-]+$",
@@ -78,6 +81,13 @@ def _kind_schema(model: type, required: tuple[str, ...], optional: tuple[str, ..
             case = {"type": "object", "properties": {"name": text, "when": text}, "required": ["name", "when"],
                     "additionalProperties": False}  # fmt: skip
             spec = {"type": "array", "items": case}
+        elif key == "perf_inputs":
+            explicit = {"type": "object", "properties": {"args": {"type": "array"}}, "required": ["args"],
+                        "additionalProperties": False}  # fmt: skip
+            generated = {"type": "object", "properties": {"generator": {"type": "string", "minLength": 1},
+                         "size": {"type": "integer", "minimum": 0}}, "required": ["generator", "size"],
+                         "additionalProperties": False}  # fmt: skip
+            spec = {"type": "array", "items": {"oneOf": [explicit, generated]}}
         elif key == "suites":
             suite = {"type": "string", "minLength": 1}
             spec = {"type": "object", "properties": dict.fromkeys(SUITES, suite), "required": ["visible"],

@@ -10,6 +10,9 @@ Prompt caching is off so that a request's result does not depend on the requests
 
 Answers are streamed token by token into the worker thread, so that a cancelled request (Ctrl-C, SIGTERM,
 a job stopping) stops at the next token instead of running to its end; its partial answer is discarded.
+`aclose()` stops every request still in flight the same way first. The worker threads are the backend's own,
+one per slot: in asyncio's default executor (cores + 4 threads) 8 slots would get 6 threads, and judging,
+which runs there too, would wait behind them.
 
 backend.n_threads=0 means every core that other programs are not busy with when the model loads
 (cpu.free_cores): the test sandboxes that run beside generation are niced and yield to it, but a core
@@ -22,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +61,8 @@ class LlamaCppBackend:
         self.max_retries = backend.max_retries
         self.backoff_s = backend.retry_backoff_s
         self._lock = threading.Lock()
+        self._threads = ThreadPoolExecutor(max_workers=self.slots, thread_name_prefix="llamacpp")
+        self._in_flight: set[threading.Event] = set()  # one cancel flag per request being generated
         self._server: Any = None
         self._server_ctx = 0
         self._path: Path | None = None
@@ -83,17 +89,24 @@ class LlamaCppBackend:
 
     async def _generate_cancellable(self, body: dict[str, Any], n_ctx: int) -> Generation:
         cancelled = threading.Event()
+        self._in_flight.add(cancelled)
         try:
-            return await asyncio.to_thread(self._generate_sync, body, n_ctx, cancelled)
+            return await asyncio.get_running_loop().run_in_executor(
+                self._threads, self._generate_sync, body, n_ctx, cancelled
+            )
         finally:
             cancelled.set()  # a thread still generating (the task was cancelled) stops at its next token
+            self._in_flight.discard(cancelled)
 
     async def describe(self) -> dict[str, str]:
         """Resolves and loads the model (the preflight) and fingerprints the GGUF file."""
         return await asyncio.to_thread(self._describe_sync)
 
     async def aclose(self) -> None:
-        """Free the loaded model."""
+        """Stop every request in flight at its next token, then free the loaded model."""
+        for cancelled in list(self._in_flight):
+            cancelled.set()
+        self._threads.shutdown(wait=False)
         await asyncio.to_thread(self._unload)
 
     def _resolve(self) -> Path:

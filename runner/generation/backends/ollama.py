@@ -1,8 +1,17 @@
-"""Ollama backend: streaming POST /api/chat (NDJSON), preflight via /api/version, /api/show, /api/tags."""
+"""Ollama backend: streaming POST /api/chat (NDJSON), preflight via /api/version, /api/show, /api/tags.
+
+Up to `backend.max_concurrency` requests are in flight at once (the experiment loop keeps them going);
+Ollama answers up to its OLLAMA_NUM_PARALLEL of them together in one batch and queues the rest (up to
+OLLAMA_MAX_QUEUE, then 503). A batched greedy answer can differ from an unbatched one, so the number in
+flight is part of the model's identity (`in_flight`, in the generation key and on the run), as the embedded
+backend's slots are; `backend.max_concurrency=1` gives unbatched answers whatever the server allows.
+A server that kept a request waiting in its queue (it answers fewer at once) is named once in a warning.
+"""
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from typing import Any
@@ -17,6 +26,19 @@ from runner.generation.backends.retry import with_retries, within
 DEFAULT_BASE_URL = "http://127.0.0.1:11434"
 UNREACHABLE_HINT = "is Ollama running? start it with `ollama serve` or set backend.base_url"
 _MODEL_NOT_FOUND = re.compile(r"model .* not found", re.IGNORECASE)
+QUEUE_WARN_S = 1.0  # a request held longer than this (and a quarter of its time) in the server's queue is named
+log = logging.getLogger(__name__)
+
+
+def queued_s(final: dict[str, Any]) -> float:
+    """Seconds Ollama held a request before working on it: the final chunk's total_duration less its load,
+    prompt and generation durations (nanoseconds); 0 when the server reports no total."""
+    total = final.get("total_duration")
+    if not isinstance(total, int | float):
+        return 0.0
+    busy = sum(v for k in ("load_duration", "prompt_eval_duration", "eval_duration")
+               if isinstance(v := final.get(k), int | float))  # fmt: skip
+    return max(0.0, (total - busy) / 1e9)
 
 
 def canonical_model_name(name: str) -> str:
@@ -33,6 +55,8 @@ class OllamaBackend:
         self.model_id = model.id
         self.think = model.think
         self.keep_alive = backend.keep_alive or None
+        self.in_flight = max(1, backend.max_concurrency)  # requests sent at once (the experiment's limit)
+        self._queue_named = False
         self.max_retries = backend.max_retries
         self.backoff_s = backend.retry_backoff_s
         self.try_s, self.total_s = backend.request_timeout_s, backend.retry_total_s
@@ -71,7 +95,11 @@ class OllamaBackend:
                     raise self._status_error(resp.status_code, error_detail(await resp.aread()), "POST /api/chat")
                 final, content, thinking = await self._read_stream(resp)
         except httpx.HTTPError as exc:
-            raise transport_error(exc, base_url=self.base_url, hint=UNREACHABLE_HINT) from exc
+            err = transport_error(exc, base_url=self.base_url, hint=UNREACHABLE_HINT)
+            if err.kind == "timeout" and self.in_flight > 1:  # Ollama sends nothing while a request is queued
+                err = BackendError("timeout", f"{err}; {self._queue_hint()}", transient=True)
+            raise err from exc
+        self._name_a_queue(final)
         text = "".join(content)
         message: dict[str, Any] = {"role": "assistant", "content": text}
         if thinking:
@@ -85,6 +113,22 @@ class OllamaBackend:
             duration_s=time.perf_counter() - start,
             raw=raw,
             server=self.base_url,
+        )
+
+    def _name_a_queue(self, final: dict[str, Any]) -> None:
+        """Warn once when the server queued a request: it serves fewer than backend.max_concurrency at once."""
+        waited = queued_s(final)
+        total_s = float(final.get("total_duration") or 0) / 1e9
+        if self._queue_named or self.in_flight == 1 or waited <= max(QUEUE_WARN_S, total_s / 4):
+            return
+        self._queue_named = True
+        log.warning("Ollama at %s kept a request %.1fs in its queue: %s", self.base_url, waited, self._queue_hint())
+
+    def _queue_hint(self) -> str:
+        return (
+            f"a server that answers fewer than backend.max_concurrency={self.in_flight} requests at once (or serves "
+            f"other clients) queues the rest; start it with OLLAMA_NUM_PARALLEL={self.in_flight}, or set "
+            "backend.max_concurrency to its OLLAMA_NUM_PARALLEL"
         )
 
     async def _read_stream(self, resp: httpx.Response) -> tuple[dict[str, Any], list[str], list[str]]:
@@ -147,7 +191,8 @@ class OllamaBackend:
         return data if isinstance(data, dict) else {}
 
     async def describe(self) -> dict[str, str]:
-        """Server version and the model's digest; fails (model_missing, unreachable, timeout) if unusable."""
+        """Server version, the model's digest and the requests in flight; fails (model_missing, unreachable,
+        timeout) if unusable."""
         return await within(self._describe, self.try_s, f"Ollama at {self.base_url}")
 
     async def _describe(self) -> dict[str, str]:
@@ -171,6 +216,8 @@ class OllamaBackend:
             "server_version": str(version.get("version", "unknown")),
             "model": self.model_id,
             "model_digest": digest,
+            # the server batches the requests in flight together: at temperature 0 the text depends on it
+            "in_flight": str(self.in_flight),
         }
 
     async def aclose(self) -> None:

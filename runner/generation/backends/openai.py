@@ -57,6 +57,7 @@ class OpenAIBackend:
         self.max_retries = backend.max_retries
         self.backoff_s = backend.retry_backoff_s
         self.try_s, self.total_s = backend.request_timeout_s, backend.retry_total_s
+        self.in_flight = max(1, backend.max_concurrency)  # requests sent at once (the experiment's limit)
         self._server_header = ""
         headers = {}
         key = os.environ.get(backend.api_key_env, "") if backend.api_key_env else ""
@@ -112,7 +113,8 @@ class OpenAIBackend:
         """Checks that the server lists model.id under /models; model_missing names the ids it has.
 
         The identity holds the base URL and a fingerprint of the model's /models entry, so two servers that
-        serve the same model id, or new weights behind an old name, never share cached generations.
+        serve the same model id, or new weights behind an old name, never share cached generations; and the
+        requests in flight (`in_flight`), since a server that batches them can answer differently.
         """
         what = f"GET {self.base_url}/models"
         data = await within(lambda: self._request("GET", "/models"), self.try_s, what)
@@ -126,6 +128,8 @@ class OpenAIBackend:
             "base_url": self.base_url,
             "model": self.model_id,
             "model_digest": models_entry_digest(entries[self.model_id]),
+            # vLLM, llama.cpp's server, LM Studio batch the requests in flight: the greedy text depends on it
+            "in_flight": str(self.in_flight),
         }
 
     async def aclose(self) -> None:

@@ -1,0 +1,1 @@
+"""Efficiency scoring: how many instructions and how much memory a passing answer costs, against the reference."""

@@ -1,0 +1,120 @@
+"""A task's perf inputs as argument tuples: the YAML's own (explicit or generated), or picked from its plus inputs.
+
+Generators and references are trusted task code, run here in a fresh process of ours (never in the sandbox,
+never in the candidate's process, never in the caller's: it may hold threads and state). For HumanEval+ and
+MBPP+ tasks without `perf_inputs`, as EvalPerf does, the inputs are the plus inputs on which the reference does
+the most work: each plus input is timed once on the reference, the slowest few again twice (best of three),
+and the `inputs_per_task` slowest are kept. Both results are cached by content (namespace `perf_inputs`), so
+the choice is made once and every later run, here or on a machine sharing the cache, uses the same inputs.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import pickle
+import subprocess
+import sys
+
+from runner.cache import Cache, content_key
+from runner.tasks.model import Task
+from runner.tasks.plus_oracle import DATA_FILE
+
+VERSION = "1"
+_TIMEOUT_S = 600.0
+
+_GENERATE = """
+import pickle, sys
+jobs = pickle.loads(sys.stdin.buffer.read())
+out = []
+for source, size in jobs:
+    namespace = {"__name__": "perf_generator"}
+    exec(compile(source, "perf_generator.py", "exec"), namespace)
+    args = namespace["generate"](size)
+    if not isinstance(args, (list, tuple)):
+        raise SystemExit(f"generate({size}) returned {type(args).__name__}, not the list of arguments")
+    out.append(tuple(args))
+sys.stdout.buffer.write(pickle.dumps(out, protocol=4))
+"""
+
+_SELECT = """
+import contextlib, copy, io, pickle, sys, time, warnings
+reference, entry, rows, keep = pickle.loads(sys.stdin.buffer.read())
+namespace = {"__name__": "reference"}
+with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    exec(compile(reference, "reference.py", "exec"), namespace)
+function = namespace[entry]
+
+def seconds(index):
+    args = copy.deepcopy(pickle.loads(rows[index]))
+    start = time.perf_counter()
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            function(*args)
+    except Exception:
+        return -1.0  # the reference raises on it: no cost to compare
+    return time.perf_counter() - start
+
+timed = {index: seconds(index) for index in range(len(rows))}
+for index in sorted(timed, key=lambda i: -timed[i])[: 3 * keep]:
+    timed[index] = min(timed[index], seconds(index), seconds(index))
+chosen = sorted((i for i in timed if timed[i] >= 0), key=lambda i: (-timed[i], i))[:keep]
+sys.stdout.buffer.write(pickle.dumps(sorted(chosen)))
+"""
+
+
+def _fresh_python(code: str, payload: object, what: str) -> object:
+    """Run `code` in a fresh Python of ours with `payload` pickled on stdin; its pickled stdout."""
+    try:
+        done = subprocess.run([sys.executable, "-I", "-c", code], input=pickle.dumps(payload, protocol=4),
+                              capture_output=True, timeout=_TIMEOUT_S)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        raise ValueError(f"{what} took over {_TIMEOUT_S:g} s") from None
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ValueError(f"{what} failed: {said[-1] if said else f'exit code {done.returncode}'}")
+    return pickle.loads(done.stdout)
+
+
+def _cached(cache: Cache | None, key: str, compute):
+    """A pickled value from the cache under `key`, or computed and stored."""
+    if cache is not None:
+        found = cache.get("perf_inputs", key)
+        if isinstance(found, dict) and "pickle" in found:
+            return pickle.loads(base64.b64decode(found["pickle"]))
+    value = compute()
+    if cache is not None:
+        stored = cache.put("perf_inputs", key, {"pickle": base64.b64encode(pickle.dumps(value, protocol=4)).decode()})
+        value = pickle.loads(base64.b64decode(stored["pickle"]))
+    return value
+
+
+def declared_arguments(task: Task, cache: Cache | None = None) -> list[tuple]:
+    """The argument tuples of the task's own `perf_inputs`, generators run (raises ValueError naming the task)."""
+    jobs = [(item.generator, item.size) for item in task.perf_inputs if item.generator]
+    generated: list[tuple] = []
+    if jobs:
+        key = content_key("generated", VERSION, jobs)
+        generated = list(_cached(cache, key, lambda: _fresh_python(_GENERATE, jobs, f"{task.id}: a perf generator")))
+    made = iter(generated)
+    return [tuple(item.args) if not item.generator else next(made) for item in task.perf_inputs]
+
+
+def selected_arguments(task: Task, keep: int, cache: Cache | None = None) -> list[tuple]:
+    """The `keep` plus inputs of the task on which its reference does the most work (in their table's order)."""
+    rows = [row[0] for row in pickle.loads(task.files[DATA_FILE])]
+    table = hashlib.sha256(task.files[DATA_FILE]).hexdigest()
+    key = content_key("selected", VERSION, task.reference, task.entry_point, table, keep)
+    what = f"{task.id}: timing the reference on its plus inputs"
+    chosen = _cached(cache, key, lambda: _fresh_python(_SELECT, (task.reference, task.entry_point, rows, keep), what))
+    return [tuple(pickle.loads(rows[index])) for index in chosen]
+
+
+def perf_arguments(task: Task, inputs_per_task: int, cache: Cache | None = None) -> list[tuple]:
+    """The task's perf inputs as argument tuples: its declared ones, else picked from its plus inputs, else none."""
+    if task.perf_inputs:
+        return declared_arguments(task, cache)
+    if DATA_FILE in task.files and inputs_per_task > 0:
+        return selected_arguments(task, inputs_per_task, cache)
+    return []
