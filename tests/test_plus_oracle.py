@@ -14,6 +14,7 @@ from runner.tasks.plus_oracle import MIN_TIME_LIMIT_S, OracleRequest, compute, o
 from runner.tasks.plus_suites import differential_suite, with_plus_data
 from tests.conftest import datasets_available
 from tests.cpu_load import every_core_busy
+from tests.test_judge import CountingPool
 
 REFERENCE = "def double(x):\n    return 2 * x\n"
 GOOD = "def double(x):\n    return x + x\n"
@@ -74,17 +75,6 @@ def pool():
     limits = sandbox.Limits(timeout_s=5.0, cpu_s=5.0, memory_mb=256)
     with sandbox.WorkerPool(workers=2, limits=limits) as running:
         yield running
-
-
-class CountingPool:
-    """The real pool, counting the jobs it is given."""
-
-    def __init__(self, pool) -> None:
-        self.pool, self.runs = pool, 0
-
-    def run(self, job):
-        self.runs += 1
-        return self.pool.run(job)
 
 
 def test_right_and_wrong_candidates(pool, tmp_path):
