@@ -50,9 +50,11 @@ def loadavg() -> str:
     return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
-def spread(values: list[float]) -> float:
-    """(max - min) / min, in percent."""
-    return 100.0 * (max(values) - min(values)) / min(values) if values and min(values) > 0 else float("nan")
+def spread(values: list[float], digits: int = 3) -> str:
+    """(max - min) / min, in percent; "-" when the smallest is 0 (an RSS that never rose above the baseline's)."""
+    if not values or min(values) <= 0:
+        return "-"
+    return f"{100.0 * (max(values) - min(values)) / min(values):.{digits}f}%"
 
 
 def one_task(pool: WorkerPool, task, repeats: int) -> dict:
@@ -91,9 +93,9 @@ def print_spreads(pool: WorkerPool, tasks: list, label: str, repeats: int) -> No
     for task in tasks:
         rows = one_task(pool, task, repeats)
         counted_s, plain_s = statistics.median(rows["counted_s"]), statistics.median(rows["plain_s"])
-        print(f"| {task.id} | {statistics.median(rows['net']):,.0f} | {spread(rows['net']):.3f}% "
-              f"| {spread(rows['raw']):.3f}% | {statistics.median(rows['peak']):,.0f} | {spread(rows['peak']):.2f}% "
-              f"| {statistics.median(rows['rss']):,.0f} | {spread(rows['rss']):.1f}% | {counted_s:.2f} "
+        print(f"| {task.id} | {statistics.median(rows['net']):,.0f} | {spread(rows['net'])} "
+              f"| {spread(rows['raw'])} | {statistics.median(rows['peak']):,.0f} | {spread(rows['peak'], 2)} "
+              f"| {statistics.median(rows['rss']):,.0f} | {spread(rows['rss'], 1)} | {counted_s:.2f} "
               f"| {plain_s:.2f} | {counted_s / plain_s:.1f}x |", flush=True)  # fmt: skip
     print(f"(load after: {loadavg()})")
 

@@ -167,6 +167,10 @@ def theirs(python: str, name: str, dataset: Path, samples: Path, workers: int, t
     return {**result, "verdicts": verdicts}
 
 
+WALL_TARGET = {"humanevalplus": 0.40, "mbppplus": 0.30}
+"""Issue 24's targets: our wall time over EvalPlus 0.3.1's on the canonical solutions."""
+
+
 def _show(side: str, result: dict, n: int) -> str:
     base = sum(b for b, _ in result["verdicts"].values())
     plus = sum(p for _, p in result["verdicts"].values())
@@ -192,7 +196,8 @@ def bench(name: str, datasets: Path, workers: int, python: str, tmp: Path) -> No
     time_ratio = mine["seconds"] / other["seconds"]
     memory_ratio = mine["peak_mb"] / other["peak_mb"] if other["peak_mb"] else float("nan")
     print(
-        f"  runner/evalplus: wall {time_ratio:.2f}x (target <= 0.50), peak memory {memory_ratio:.2f}x (target <= 0.25)"
+        f"  runner/evalplus: wall {time_ratio:.2f}x (target <= {WALL_TARGET[name]:.2f}), "
+        f"peak memory {memory_ratio:.2f}x (target <= 0.25)"
     )
     differ = sorted(t for t in mine["verdicts"].keys() | other["verdicts"].keys()
                     if mine["verdicts"].get(t) != other["verdicts"].get(t))  # fmt: skip

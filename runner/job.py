@@ -141,7 +141,7 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
         if cfg.efficiency.enabled:  # passing final answers' cost against the references (runner.efficiency)
             from runner.efficiency.cached_measure import CachedMeasure
 
-            measure = CachedMeasure(pool, cfg.efficiency, cache, limits_key)
+            measure = CachedMeasure(pool, cfg.efficiency, cache, limits_key, cfg.task_set.importer)
             phases.say("efficiency: each passing answer is measured against its reference (efficiency=off: not)")
 
         def judge_task(task, code):

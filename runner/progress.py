@@ -72,8 +72,11 @@ class Progress:
         enabled: bool = True,
         stream=sys.stderr,
         throughput: Throughput | None = None,
+        passed_label: str = "passed",
     ) -> None:
+        """`passed_label` names what `advance(True)` counts ("passed"; "measured" for efficiency)."""
         self.total, self.label, self.enabled, self.stream = total, label, enabled, stream
+        self.passed_label = passed_label
         self.done = self.passed = 0
         self.throughput = throughput or Throughput()
         self.started = self.throughput.started
@@ -101,7 +104,8 @@ class Progress:
         filled = int(width * self.done / self.total) if self.total else width
         bar = "#" * filled + "." * (width - filled)
         return (
-            f"[{bar}] {self.done}/{self.total} {self.label}, {self.passed} passed, elapsed {_clock(elapsed)}"
+            f"[{bar}] {self.done}/{self.total} {self.label}, {self.passed} {self.passed_label}, "
+            f"elapsed {_clock(elapsed)}"
             + (f", {rate:.0f} tokens/s a request" if rate else "")
             + (f", ETA {_clock(eta)}" if eta is not None else f", {ESTIMATING}")
         )

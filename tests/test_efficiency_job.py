@@ -24,6 +24,7 @@ import yaml
 from mlflow.tracking import MlflowClient
 
 from runner.records import read_attempts
+from tests.conftest import datasets_available
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -202,3 +203,27 @@ def test_evaluate_efficiency_true_measures_samples_made_elsewhere(jobs, tmp_path
     assert lines[2]["passed"] is False and lines[2]["efficiency"] is None
     assert "efficiency: instructions" in done.stdout
     assert "| two_sum | 1/1 |" in done.stdout and "| is_palindrome | 1/1 |" in done.stdout
+
+
+@pytest.mark.skipif(not datasets_available(), reason="benchmark files absent (RUNNER_DATASETS_DIR)")
+def test_humaneval_borrows_the_perf_inputs_of_its_humanevalplus_twin(jobs, tmp_path):
+    from runner.tasks.importers import load_humaneval
+
+    canonical = {t.id: t.reference for t in load_humaneval()}["HumanEval/0"]
+    linear = (
+        "def has_close_elements(numbers, threshold):\n"
+        "    ordered = sorted(numbers)\n"
+        "    return any(b - a < threshold for a, b in zip(ordered, ordered[1:]))\n"
+    )
+    samples = tmp_path / "samples.jsonl"
+    rows = [{"task_id": "HumanEval/0", "solution": canonical}, {"task_id": "HumanEval/0", "solution": linear}]
+    samples.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "out.jsonl"
+    done = run([sys.executable, "-m", "runner.evaluate", f"samples={samples}", f"out={out}", "efficiency=true",
+                "task_set=humaneval", "task_set.ids=[HumanEval/0]", f"cache_dir={jobs['tmp']}/cache"])  # fmt: skip
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["passed"] for line in lines] == [True, True]
+    assert [line["efficiency"]["status"] for line in lines] == ["measured", "measured"], done.stderr
+    assert lines[0]["efficiency"]["instructions_ratio"] == pytest.approx(1.0, abs=0.05)
+    assert lines[1]["efficiency"]["instructions_ratio"] < 0.5  # the canonical compares every pair; this sorts once
+    print(done.stdout)

@@ -1,5 +1,6 @@
 """Scoring externally generated samples: both input formats, order, pass@k, the CLI."""
 
+import gzip
 import json
 
 import pytest
@@ -29,6 +30,15 @@ def test_both_formats_detected_per_line_with_completion_ids(tmp_path):
     assert [(s.task_id, s.completion_id) for s in samples] == [(T0, 0), (T1, 0), (T0, 1)]
     assert samples[0].code == TASKS[T0].prompt + "    return False\n"
     assert samples[1].code == rows[1]["solution"]
+
+
+def test_a_gzipped_samples_file_reads_as_the_plain_one(tmp_path):
+    rows = [{"task_id": T0, "completion": "    return False\n"}, {"task_id": T1, "solution": "def f():\n    pass\n"}]
+    plain = write(tmp_path / "s.jsonl", rows)
+    packed = tmp_path / "s.jsonl.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    assert read_samples(packed, TASKS) == read_samples(plain, TASKS)
+    assert len(read_samples(packed, TASKS)) == 2
 
 
 def test_unknown_task_ids_are_named(tmp_path):

@@ -105,8 +105,9 @@ def test_cli_writes_report_and_exit_code(tmp_path, capsys):
     ids = "[HumanEval/0,HumanEval/1]"
     assert main(["task_set=humaneval", f"task_set.ids={ids}", f"out={out}"]) == 0
     report = json.loads(out.read_text())
-    assert report == [
+    assert [{k: row[k] for k in ("task_id", "status", "detail")} for row in report] == [
         {"task_id": "HumanEval/0", "status": "ok", "detail": ""},
         {"task_id": "HumanEval/1", "status": "ok", "detail": ""},
     ]
+    assert all(0 < row["seconds"] < 60 for row in report)  # the reference's time, which scales its CPU limit
     assert "2/2 ok" in capsys.readouterr().out

@@ -53,8 +53,19 @@ EXPECTED_IDS = {
     "moving_average",
     "grid_shortest_path",
 }
-TOP_LEVEL_KEYS = {"id", "entry_point", "signature", "prompt", "reference", "suites", "tags", "created", "edge_cases"}
-REQUIRED_KEYS = TOP_LEVEL_KEYS - {"tags", "created", "edge_cases"}
+TOP_LEVEL_KEYS = {
+    "id",
+    "entry_point",
+    "signature",
+    "prompt",
+    "reference",
+    "suites",
+    "tags",
+    "created",
+    "edge_cases",
+    "perf_inputs",
+}
+REQUIRED_KEYS = TOP_LEVEL_KEYS - {"tags", "created", "edge_cases", "perf_inputs"}
 MAX_EXAMPLES = 50
 RUN_TIMEOUT_S = 120
 PLUGINS = ("-p", "_hypothesis_pytestplugin")

@@ -30,13 +30,18 @@ def efficiency_key(task: Any, code: str, cfg: EfficiencyConfig, limits: dict) ->
 class CachedMeasure:
     """`measure(task, code) -> Efficiency`, cached in `cache` under NAMESPACE; blocking (call it in a thread)."""
 
-    def __init__(self, pool: Any, cfg: EfficiencyConfig, cache: Cache, limits: dict) -> None:
+    def __init__(self, pool: Any, cfg: EfficiencyConfig, cache: Cache, limits: dict, importer: str = "") -> None:
+        """`importer`: the task set's (task_set.importer); HumanEval's tasks borrow HumanEval+'s plus inputs."""
         from runner.efficiency.measure import measure_efficiency  # the sandboxed count (valgrind)
 
         self._measure = measure_efficiency
         self.pool, self.cfg, self.cache, self.limits = pool, cfg, cache, limits
+        self.importer = importer
 
     def __call__(self, task: Any, code: str) -> Efficiency:
+        from runner.efficiency.borrowed_inputs import borrowed_table, with_borrowed_inputs
+
+        task = with_borrowed_inputs(task, borrowed_table(self.importer, task))
         key = efficiency_key(task, code, self.cfg, self.limits)
         cached = self.cache.get(NAMESPACE, key)
         if cached is not None:

@@ -72,7 +72,7 @@ def hub_gguf(model_id: str, sha256: str = "") -> Path:
                     cache_dir=cache,
                     endpoint=endpoint,
                     local_files_only=_offline(),
-                    force_download=isinstance(cached, str),  # cached, but not the pinned content
+                    force_download=isinstance(cached, str) and not _offline(),  # cached, but not the pinned content
                 )  # fmt: skip
             )
     except Exception as exc:  # huggingface_hub's errors are many (offline, HTTP, not found); each becomes one line
