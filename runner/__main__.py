@@ -70,7 +70,7 @@ def job(cfg) -> int:
             f"interrupted ({stop}): sandbox workers stopped; records so far kept in {out_dir / 'attempts.jsonl'}",
             file=sys.stderr,
         )
-        sys.exit(stop.exit_code)
+        interrupt.exit_now(stop.exit_code)
     if not multirun and code:
         sys.exit(code)
     return code

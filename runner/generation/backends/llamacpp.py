@@ -31,6 +31,7 @@ from typing import Any
 
 import xllamacpp
 
+from runner import interrupt
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends.base import (
     BackendError,
@@ -63,6 +64,8 @@ class LlamaCppBackend:
         self._lock = threading.Lock()
         self._threads = ThreadPoolExecutor(max_workers=self.slots, thread_name_prefix="llamacpp")
         self._in_flight: set[threading.Event] = set()  # one cancel flag per request being generated
+        self._stopping = False  # set by the signal handler itself: every generation stops at its next token
+        interrupt.on_signal(self._stop_now)
         self._server: Any = None
         self._server_ctx = 0
         self._path: Path | None = None
@@ -101,6 +104,10 @@ class LlamaCppBackend:
     async def describe(self) -> dict[str, str]:
         """Resolves and loads the model (the preflight) and fingerprints the GGUF file."""
         return await asyncio.to_thread(self._describe_sync)
+
+    def _stop_now(self) -> None:
+        """Called in the SIGINT/SIGTERM handler (runner.interrupt): a plain flag, no lock."""
+        self._stopping = True
 
     async def aclose(self) -> None:
         """Stop every request in flight at its next token, then free the loaded model."""
@@ -171,7 +178,7 @@ class LlamaCppBackend:
 
         def on_chunk(chunk: Any) -> bool:  # True stops the generation
             chunks.append(chunk)
-            return cancelled.is_set()
+            return self._stopping or cancelled.is_set()
 
         start = time.perf_counter()
         try:
