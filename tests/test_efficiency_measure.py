@@ -260,6 +260,15 @@ def test_plus_inputs_are_picked_where_the_reference_does_the_most_work(tmp_path)
     assert selected_arguments(task, 2, cache) == [(300_000,), (100_000,)]
 
 
+def test_a_plus_input_the_reference_takes_too_long_on_is_not_chosen(tmp_path):
+    fast = "def total(n):\n    return n\n"
+    table, _ = compute(OracleRequest(fast, "total", [[1], [7], [3]]))
+    looping = "def total(n):\n    while n == 7:\n        pass\n    return sum(range(n * 1000))\n"
+    task = Task("plus/2", "total", "prompt", looping, {"visible": "def test_x():\n    pass\n"},
+                files={DATA_FILE: table})  # fmt: skip
+    assert selected_arguments(task, 2, Cache(tmp_path)) == [(1,), (3,)]  # 7 loops: stopped, never chosen
+
+
 def test_a_task_without_perf_inputs_or_plus_inputs_has_none(pool, cache):
     task = load_task_file(ROOT / "tests/fixtures/tasks/good.yaml")
     assert measure_efficiency(task, task.reference, pool, CFG, cache).status == NO_PERF_INPUTS

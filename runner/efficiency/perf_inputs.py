@@ -4,7 +4,8 @@ Generators and references are trusted task code, run here in a fresh process of 
 never in the candidate's process, never in the caller's: it may hold threads and state). For HumanEval+ and
 MBPP+ tasks without `perf_inputs`, as EvalPerf does, the inputs are the plus inputs on which the reference does
 the most work: each plus input is timed once on the reference, the slowest few again twice (best of three),
-and the `inputs_per_task` slowest are kept. Both results are cached by content (namespace `perf_inputs`), so
+and the `inputs_per_task` slowest are kept; an input the reference does not finish within REFERENCE_LIMIT_S
+is never kept. Both results are cached by content (namespace `perf_inputs`), so
 the choice is made once and every later run, here or on a machine sharing the cache, uses the same inputs.
 """
 
@@ -20,8 +21,11 @@ from runner.cache import Cache, content_key
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import DATA_FILE
 
-VERSION = "1"
+VERSION = "2"
 _TIMEOUT_S = 600.0
+REFERENCE_LIMIT_S = 2.0
+"""A plus input on which the reference runs longer than this is not chosen: counted under valgrind (20-50x
+slower) it would take minutes, for the reference and every answer (HumanEval/55's exponential recursion)."""
 
 _GENERATE = """
 import pickle, sys
@@ -38,8 +42,16 @@ sys.stdout.buffer.write(pickle.dumps(out, protocol=4))
 """
 
 _SELECT = """
-import contextlib, copy, io, pickle, sys, time, warnings
-reference, entry, rows, keep = pickle.loads(sys.stdin.buffer.read())
+import contextlib, copy, io, pickle, signal, sys, time, warnings
+reference, entry, rows, keep, limit_s = pickle.loads(sys.stdin.buffer.read())
+
+class OverLimit(BaseException):
+    pass
+
+def alarm(signum, frame):
+    raise OverLimit
+
+signal.signal(signal.SIGALRM, alarm)
 namespace = {"__name__": "reference"}
 with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
     warnings.simplefilter("ignore")
@@ -49,11 +61,14 @@ function = namespace[entry]
 def seconds(index):
     args = copy.deepcopy(pickle.loads(rows[index]))
     start = time.perf_counter()
+    signal.setitimer(signal.ITIMER_REAL, limit_s)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             function(*args)
-    except Exception:
-        return -1.0  # the reference raises on it: no cost to compare
+    except (Exception, OverLimit):
+        return -1.0  # the reference raises on it, or is too slow to measure under valgrind: not chosen
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
     return time.perf_counter() - start
 
 timed = {index: seconds(index) for index in range(len(rows))}
@@ -107,7 +122,8 @@ def selected_arguments(task: Task, keep: int, cache: Cache | None = None) -> lis
     table = hashlib.sha256(task.files[DATA_FILE]).hexdigest()
     key = content_key("selected", VERSION, task.reference, task.entry_point, table, keep)
     what = f"{task.id}: timing the reference on its plus inputs"
-    chosen = _cached(cache, key, lambda: _fresh_python(_SELECT, (task.reference, task.entry_point, rows, keep), what))
+    payload = (task.reference, task.entry_point, rows, keep, REFERENCE_LIMIT_S)
+    chosen = _cached(cache, key, lambda: _fresh_python(_SELECT, payload, what))
     return [tuple(pickle.loads(rows[index])) for index in chosen]
 
 
