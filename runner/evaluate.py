@@ -313,6 +313,7 @@ def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
         efficiencies: list = [False] * len(samples)  # False: not measured (the output lines have no `efficiency`)
         if measured:  # after judging, on the passing samples only: it never changes a verdict
             from runner.efficiency.cached_measure import CachedMeasure
+            from runner.efficiency.cost import MEASURED
 
             measure = CachedMeasure(
                 pool, cfg.efficiency, Cache(cfg.cache_dir), asdict(pool.limits), cfg.task_set.importer
@@ -321,7 +322,7 @@ def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
             print(f"efficiency: measuring {passing} passing sample(s)", file=sys.stderr)
             counted = Progress(passing, "passing samples", enabled=cfg.progress, passed_label="measured")
             efficiencies = measure_passing(samples, tasks, verdicts, measure, workers,
-                                           lambda e: counted.advance(e.status == "measured"))  # fmt: skip
+                                           lambda e: counted.advance(e.status == MEASURED))  # fmt: skip
     with open(options["out"], "w", encoding="utf-8") as out:
         for sample, verdict, efficiency in zip(samples, verdicts, efficiencies, strict=True):
             row = result_row(sample, tasks[sample.task_id], verdict, suites, efficiency)

@@ -227,4 +227,3 @@ def test_humaneval_borrows_the_perf_inputs_of_its_humanevalplus_twin(jobs, tmp_p
     assert lines[0]["efficiency"]["instructions_ratio"] == pytest.approx(1.0, abs=0.05)
     # the canonical compares every pair, this sorts once (inputs are chosen by timing: the ratio varied 0.24-0.66)
     assert lines[1]["efficiency"]["instructions_ratio"] < 0.9
-    print(done.stdout)
