@@ -15,6 +15,7 @@ from pathlib import Path
 from omegaconf import OmegaConf
 
 import runner
+from runner import interrupt
 from runner.cache import Cache
 from runner.config import Config
 from runner.experiment import AttemptWriter, Experiment, verdict_key
@@ -185,7 +186,7 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
         if ready is not None:
             ready.cancel()
         if pool is not None:
-            pool.close()
+            pool.close(kill=interrupt.received() is not None)  # interrupted: the jobs in flight are discarded
         if backend is not None:
             await backend.aclose()
         if store is not None:  # the job stopped before the model answered: the store is made, no run opened

@@ -6,6 +6,7 @@ seed10 tasks' own perf inputs. Slow/fast pairs are correct answers written here 
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -317,6 +318,16 @@ def test_a_hostile_answer_never_gets_a_cheaper_count(pool, cache, name):
     assert found.status == ERROR, found
     assert found.instructions_ratio is None and found.candidate.instructions is None
     assert found.reference.status == MEASURED and "differs from the reference's" not in found.candidate.detail
+
+
+@needs_valgrind
+def test_an_output_too_long_for_repr_is_compared_all_the_same(pool, cache, tmp_path):
+    # like HumanEval/139's special factorial: an int over 4,300 digits, which repr refuses (int_max_str_digits)
+    task = dataclasses.replace(load_task_file(_task_file(tmp_path, [{"args": [7, 6000]}])),
+                               reference="def add(a, b):\n    return a ** b\n")  # fmt: skip
+    loop = "def add(a, b):\n    result = 1\n    for _ in range(b):\n        result *= a\n    return result\n"
+    found = measure_efficiency(task, loop, pool, CFG, cache)
+    assert found.status == MEASURED and found.instructions_ratio > 1.0, found
 
 
 @needs_valgrind

@@ -336,6 +336,21 @@ def test_closed_pool_refuses_jobs():
         pool.run(simple_job("x = 1\n", "def test_a():\n    pass\n"))
 
 
+def test_closing_with_kill_ends_the_job_in_flight_and_starts_no_worker_for_it():
+    pool = WorkerPool(workers=1, limits=LIMITS)
+    stuck = "import time\ndef test_a():\n    time.sleep(120)\n"
+    with ThreadPoolExecutor(1) as executor:
+        running = executor.submit(pool.run, simple_job("x = 1\n", stuck))
+        worker = pool._all[0]
+        while not worker.hello:
+            threading.Event().wait(0.05)
+        threading.Event().wait(1.0)  # the job has been sent and is sleeping
+        pool.close(kill=True)
+        result = running.result(timeout=60)  # a graceful close would wait for the job's two minutes
+    assert result.suites["visible"].outcome is Outcome.HARNESS_ERROR
+    assert pool._all == [worker] and worker.proc.poll() is not None
+
+
 @needs_root
 def test_isolation_record_is_truthful_when_protections_are_off():
     server = socket.socket()

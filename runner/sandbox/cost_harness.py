@@ -43,6 +43,8 @@ def _canonical(value, depth=0):
     kind = type(value)
     if kind is float:
         return "f" + format(value, ".9g")
+    if kind is int:  # hexadecimal: repr refuses ints over 4,300 digits (sys.get_int_max_str_digits)
+        return "i" + format(value, "x")
     if kind is list or kind is tuple:
         return kind.__name__ + "[" + ",".join(_canonical(v, depth + 1) for v in value) + "]"
     if kind is dict:

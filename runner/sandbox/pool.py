@@ -249,7 +249,10 @@ def _send_limits(stream, limits: Limits) -> None:
         pass
 
 
-def _close_all(workers: list[_Worker], zygotes: list[subprocess.Popen]) -> None:
+def _close_all(workers: list[_Worker], zygotes: list[subprocess.Popen], kill: bool = False) -> None:
+    if kill:  # an interrupted job: the jobs in flight are discarded, so nothing is worth waiting for
+        for worker in workers:
+            worker.kill()
     for worker in workers:  # every worker sees the end of its input first, so they all finish at once
         try:
             worker.requests.close()
@@ -350,6 +353,8 @@ class WorkerPool:
                 try:
                     return worker.call(job)
                 except WorkerDied as err:
+                    if self._closed:  # a closed pool starts no worker to run the job again
+                        return err
                     worker = self._replace(worker)
                     if attempt == 1:
                         return err
@@ -370,9 +375,13 @@ class WorkerPool:
         suites = {name: SuiteResult(name, Outcome.HARNESS_ERROR, (), detail) for name, _ in job.suites}
         return SandboxResult(suites, self.isolation, "", time.monotonic() - start)
 
-    def close(self) -> None:
-        """Stop every worker. Also called when the pool is used as a context manager."""
+    def close(self, kill: bool = False) -> None:
+        """Stop every worker: once each has finished its job, or with `kill` at once (an interrupted job,
+        whose jobs in flight then end as WorkerDied). Also called when the pool is used as a context manager."""
         self._closed = True
+        if kill and self._finalizer.alive:
+            self._finalizer.detach()
+            _close_all(self._all, self._zygotes, kill=True)
         self._finalizer()
 
     def __enter__(self) -> WorkerPool:
