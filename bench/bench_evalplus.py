@@ -12,10 +12,10 @@ verdicts, compared with each other (base, and base+plus).
 
 EvalPlus is not a dependency of ours: `evalplus=PYTHON` names an interpreter that has it; by default
 the script makes a virtualenv of its own under bench/results/evalplus-venv (`python3 -m uv`) and
-installs `evalplus` there, once. Both sides are measured warm: EvalPlus's ground-truth cache
-(~/.cache/evalplus) by one unmeasured run first, ours (expected outputs under .cache/runner/plus_oracle)
-by loading the task set once in a fresh process (its time is printed: the cold figure when the cache
-was empty).
+installs `evalplus` there, once. Both sides are measured warm, each after one unmeasured run of its own:
+EvalPlus's ground-truth cache (~/.cache/evalplus), ours the expected outputs and the gold check under
+.cache/runner (the warm-up's time is printed: the cold figure when the cache was empty). Neither caches
+verdicts.
 `datasets=` defaults to $RUNNER_DATASETS_DIR or ../shared/datasets.
 """
 
@@ -112,7 +112,7 @@ def write_samples(dataset: Path, path: Path) -> int:
 
 
 def ours(name: str, dataset: Path, samples: Path, workers: int, tmp: Path) -> dict:
-    """`python -m runner.evaluate` as a user runs it, with a fresh cache directory."""
+    """`python -m runner.evaluate` as a user runs it (the default cache directory: expected outputs, gold check)."""
     out = tmp / f"ours-{name}.jsonl"
     command = [sys.executable, "-m", "runner.evaluate", f"samples={samples}", f"out={out}", f"task_set={name}",
                f"task_set.path={dataset}", f"workers={workers}"]  # fmt: skip
@@ -126,11 +126,11 @@ def ours(name: str, dataset: Path, samples: Path, workers: int, tmp: Path) -> di
     return {**result, "verdicts": verdicts}
 
 
-def warm_ours(name: str, dataset: Path) -> float:
-    """Load the task set once in a fresh process, so its expected outputs are cached (as EvalPlus's are)."""
-    code = f"from runner.tasks.importers import load_{name}; load_{name}({str(dataset)!r})"
+def warm_ours(name: str, dataset: Path, samples: Path, workers: int, tmp: Path) -> float:
+    """One unmeasured run, so our expected outputs and gold check are cached (as EvalPlus's ground truth is);
+    its seconds. Verdicts are never cached: the measured run judges every sample again."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True)
+    ours(name, dataset, samples, workers, tmp)
     return time.perf_counter() - start
 
 
@@ -182,13 +182,13 @@ def bench(name: str, datasets: Path, workers: int, python: str, tmp: Path) -> No
     dataset = datasets / FILES[name]
     samples = tmp / f"{name}-samples.jsonl"
     n = write_samples(dataset, samples)
-    warm_s = warm_ours(name, dataset)  # computes (or finds cached) our expected outputs
+    warm_s = warm_ours(name, dataset, samples, workers, tmp)  # computes (or finds cached) what ours caches
     theirs(python, name, dataset, samples, workers, tmp)  # warms EvalPlus's ground-truth cache
     load = os.getloadavg()[0]
     mine = ours(name, dataset, samples, workers, tmp)
     other = theirs(python, name, dataset, samples, workers, tmp)
     print(f"{name}: {n} canonical solutions, {workers} workers, load before {load:.2f}"
-          f" (our expected outputs were ready after {warm_s:.1f} s)")  # fmt: skip
+          f" (our unmeasured warm-up run: {warm_s:.1f} s)")  # fmt: skip
     for side, result in (("runner", mine), ("evalplus", other)):
         print(_show(side, result, n))
         if result["code"] not in (0, 2) or not result["verdicts"]:

@@ -190,7 +190,9 @@ def main(argv: list[str]) -> int:
         n = write_samples(samples_file) if source is None else copy_samples(source, samples_file)
         single.write_text(samples_file.read_text().splitlines()[0] + "\n")
         one_problem = Path(tmp) / "one_problem.jsonl"
-        one_problem.write_text(gzip.open(humaneval_data_file(), "rt").readline())
+        first = json.loads(single.read_text())["task_id"]  # the one sample's problem, not always HumanEval/0
+        with gzip.open(humaneval_data_file(), "rt") as problems:
+            one_problem.write_text(next(line for line in problems if json.loads(line)["task_id"] == first))
         for number in range(1, rounds + 1):
             line = []
             for name, suites in COMMANDS.items():
