@@ -84,7 +84,8 @@ class GateConfig:
 class RepairConfig:
     """Repair loop: attempts after the first, fed by visible-suite feedback only."""
 
-    max_attempts: int = 1
+    max_repairs: int = 1
+    max_attempts: int | None = None  # the old name of max_repairs (the same count), accepted until the next release
     feedback_max_chars: int = 2000
 
 

@@ -59,7 +59,7 @@ NOTES = {
     "gate.allow_global_statements": "`global` / `nonlocal` allowed",
     "gate.allow_dunder_attributes": "`x.__class__` and the like allowed",
     "gate.forbidden_calls": "names that may not be called",
-    "repair.max_attempts": "repair attempts after the first (0 = none)",
+    "repair.max_repairs": "repair attempts after the first (0 = none)",
     "repair.feedback_max_chars": "the visible tests' feedback in a repair prompt is cut to this length",
     "task_set.name": "the set's name in reports, run names and comparisons",
     "tracking.enabled": "false: no MLflow at all (`tracking=off`)",

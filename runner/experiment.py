@@ -113,7 +113,7 @@ class Experiment:
         seed = sample_seed(self.cfg.seed, sample)
         options = self._options(seed)
         messages = self._first_messages(task)
-        budget = self.cfg.repair.max_attempts
+        budget = self.cfg.repair.max_repairs
         for attempt in range(budget + 1):
             generation, error = await self._generate(messages, options)
             base = dict(

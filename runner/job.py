@@ -152,7 +152,7 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
 
         parallel = max(1, cfg.backend.max_concurrency) * max(1, len(server_urls(cfg.backend)))  # as Experiment runs
         samples = len(tasks) * cfg.sampling.n
-        throughput = Throughput(parallel, cfg.repair.max_attempts)  # the work starts now: the ETA counts from here
+        throughput = Throughput(parallel, cfg.repair.max_repairs)  # the work starts now: the ETA counts from here
         progress = Progress(samples, enabled=cfg.progress, throughput=throughput)
         on_progress = runs[0].progress if runs else None
 

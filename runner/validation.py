@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import datetime as dt
 import re
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -43,8 +44,20 @@ def typed_config(cfg: DictConfig) -> Config:
         raise ConfigError(f"{err.full_key} has no value; set it, e.g. {err.full_key}=...") from None
     except ValidationError as err:
         raise ConfigError(f"{err.full_key}: {err.msg.splitlines()[0]}") from None
+    _renamed_repairs(config)
     validate(config)
     return config
+
+
+def _renamed_repairs(config: Config) -> None:
+    """`repair.max_attempts` (the old name, set by a user's override or config) sets `repair.max_repairs`, with a
+    one-line note on stderr."""
+    old = config.repair.max_attempts
+    if old is None:
+        return
+    print(f"note: repair.max_attempts is now repair.max_repairs (the same count); read as repair.max_repairs={old}. "
+          "The old name goes in the next release.", file=sys.stderr)  # fmt: skip
+    config.repair.max_repairs, config.repair.max_attempts = old, None
 
 
 def unknown_key(key: str) -> str:
@@ -94,7 +107,7 @@ def _rules() -> list[tuple[str, Callable[[Any], bool], str]]:
         "gate.mode": one_of(*GATE_MODES),
         "gate.allowed_imports": (lambda v: all(_NAME.match(m) for m in v), "a list of module names"),
         "gate.forbidden_calls": (lambda v: all(_NAME.match(m) for m in v), "a list of (dotted) names"),
-        "repair.max_attempts": not_negative,
+        "repair.max_repairs": not_negative,
         "repair.feedback_max_chars": (lambda v: v >= 100, ">= 100"),
         "task_set.name": text,
         "task_set.importer": one_of(*IMPORTERS),

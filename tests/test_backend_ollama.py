@@ -305,7 +305,7 @@ def ollama_job(tmp: Path, server: FakeOllama, name: str, *extra: str) -> tuple[d
     proc = subprocess.run(
         [sys.executable, "-m", "runner", "backend=ollama", f"backend.base_url={server.url}", "model=gemma3_4b",
          "model.id=gemma3:4b", "model.name=fake", f"task_set.path={tasks}", "sampling.n=8",
-         "sampling.temperature=0.7", "repair.max_attempts=0", "sandbox.workers=1", "progress=false",
+         "sampling.temperature=0.7", "repair.max_repairs=0", "sandbox.workers=1", "progress=false",
          "tracking=off", f"cache_dir={tmp}/cache", f"hydra.run.dir={out}", *extra],
         cwd=ROOT, capture_output=True, text=True, timeout=300,
     )  # fmt: skip

@@ -38,7 +38,7 @@ def sweep(tmp: Path, model_server: FakeOpenAI, *overrides: str, env: dict | None
     command = [
         sys.executable, "-m", "runner", "-m", "backend=openai", f"backend.base_url={model_server.url}/v1",
         "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): these jobs stay fast
-        "task_set.limit=2", "gold.enabled=false", "repair.max_attempts=0", "sandbox.workers=1",
+        "task_set.limit=2", "gold.enabled=false", "repair.max_repairs=0", "sandbox.workers=1",
         f"cache_dir={tmp}/cache", f"hydra.sweep.dir={tmp}/sweep", *overrides,
     ]  # fmt: skip
     clean = {k: v for k, v in os.environ.items() if k not in (PARENT_ENV, SWEEP_ENV)}

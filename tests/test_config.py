@@ -19,7 +19,7 @@ def test_default_is_the_embedded_model_on_seed10():
     cfg = compose_config()
     assert cfg.backend.name == "llamacpp" and cfg.model.id == "smollm2-135m"
     assert cfg.task_set.name == "seed10" and cfg.gate.name == "builtins_only"
-    assert cfg.repair.max_attempts == 1 and cfg.seed == 42
+    assert cfg.repair.max_repairs == 1 and cfg.seed == 42
 
 
 @pytest.mark.parametrize(
@@ -31,7 +31,7 @@ def test_published_models_use_ollama_with_the_published_conditions(name, tag):
     assert cfg.backend.name == "ollama" and cfg.model.id == tag
     assert cfg.model.think is False and cfg.model.num_ctx == 4096
     assert cfg.sampling.temperature == 0 and cfg.sampling.num_predict == 512 and cfg.seed == 42
-    assert cfg.repair.max_attempts == 1 and cfg.sandbox.timeout_s == 10
+    assert cfg.repair.max_repairs == 1 and cfg.sandbox.timeout_s == 10
 
 
 def test_model_name_follows_model_id_unless_set():
@@ -98,7 +98,7 @@ def test_sweep_expands_to_four_jobs_that_fail_cleanly_without_ollama(tmp_path):
 @pytest.mark.parametrize(
     ("override", "message"),
     [
-        ("repair.max_attempts=-1", "repair.max_attempts=-1 is not allowed; it must be >= 0"),
+        ("repair.max_repairs=-1", "repair.max_repairs=-1 is not allowed; it must be >= 0"),
         ("sampling.n=0", "sampling.n=0 is not allowed; it must be >= 1"),
         ("sampling.temperature=-1", "sampling.temperature=-1.0 is not allowed; it must be >= 0"),
         ("sampling.top_p=0", "sampling.top_p=0.0 is not allowed; it must be in (0, 1]"),
@@ -150,3 +150,18 @@ def test_tools_reject_bad_config_in_one_line(tmp_path, tool):
                          capture_output=True, text=True, timeout=120)  # fmt: skip
     assert out.returncode == 1
     assert out.stderr.strip() == "error: sandbox.workers=0 is not allowed; it must be >= 1"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "repairs"), [(["repair.max_attempts=3"], 3), (["repair=none", "repair.max_attempts=2"], 2)]
+)
+def test_the_old_name_max_attempts_is_read_as_max_repairs_with_a_note(overrides, repairs, capsys):
+    cfg = typed_config(compose_config(overrides))
+    assert cfg.repair.max_repairs == repairs and cfg.repair.max_attempts is None
+    note = capsys.readouterr().err.strip()
+    assert note.count("\n") == 0 and "repair.max_attempts is now repair.max_repairs" in note, note
+
+
+def test_the_new_name_alone_gives_no_note(capsys):
+    assert typed_config(compose_config(["repair.max_repairs=0"])).repair.max_repairs == 0
+    assert "max_attempts" not in capsys.readouterr().err

@@ -25,7 +25,7 @@ def test_humanevalplus_job_reports_base_and_base_plus_and_tags_the_subset(tmp_pa
     try:
         cfg = typed_test_config([
             "task_set=humanevalplus", "task_set.ids=[HumanEval/2,HumanEval/4]", "backend=ollama",
-            f"backend.base_url={fake.url}", "model=gemma3_4b", "model.id=gemma3:4b", "repair.max_attempts=0",
+            f"backend.base_url={fake.url}", "model=gemma3_4b", "model.id=gemma3:4b", "repair.max_repairs=0",
             "progress=false",
             f"tracking.uri=sqlite:///{tmp_path}/mlflow.db", f"tracking.artifact_root={tmp_path}/artifacts",
             f"cache_dir={tmp_path}/cache",

@@ -55,7 +55,7 @@ class RecordingBackend:
 
 
 def _run(tmp_path, answers, budget):
-    cfg = typed_test_config(["progress=false", f"repair.max_attempts={budget}"])
+    cfg = typed_test_config(["progress=false", f"repair.max_repairs={budget}"])
     backend = RecordingBackend(answers)
     with WorkerPool(1, Limits(timeout_s=20, cpu_s=20)) as pool:
         experiment = Experiment(

@@ -49,7 +49,7 @@ def test_hidden_repo_tests_never_reach_any_prompt(tmp_path):
         "I think the code is fine.",  # no diff: patch_failed, repaired
         f"```diff\n{slug_patch('', '    return text.lower().replace(chr(32), chr(45))')}```",  # hidden fails only
     ]
-    cfg = typed_test_config(["progress=false", "repair.max_attempts=6"])
+    cfg = typed_test_config(["progress=false", "repair.max_repairs=6"])
     backend = RecordingBackend(answers)
     envs = environments()
     with WorkerPool(1, Limits(timeout_s=30, cpu_s=30)) as pool:

@@ -28,7 +28,7 @@ def _command(server: FakeOpenAI, tmp: Path, *extra: str, sweep: bool = False) ->
         "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): these jobs stay fast
         f"backend.base_url={server.url}/v1", "model.id=coder",
         "task_set.ids=[is_palindrome,two_sum]", f"task_set.path={ROOT}/tasks/seed10", "tracking=off",
-        "gold.enabled=false", "sandbox.workers=1", "repair.max_attempts=0", "progress=false",
+        "gold.enabled=false", "sandbox.workers=1", "repair.max_repairs=0", "progress=false",
         f"cache_dir={tmp}/cache", *extra,
     ]  # fmt: skip
 
