@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.judging.judge import build_job
 from runner.outcome import Outcome
 from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
 from runner.suites.suite_module import build_suite_module, suite_file_name
@@ -257,6 +258,45 @@ def test_candidate_returning_the_reference_is_caught(pool):
     code = "from reference import add\n"
     verdict = caught(pool.run(job(code)), outcome=Outcome.ERROR)
     assert "reference solution" in verdict.detail
+
+
+REFERENCE_BORROWERS = {
+    "local_import": "def add(a, b):\n    import reference\n    return reference.add(a, b)\n",
+    "importlib": "import importlib\ndef add(a, b):\n    return importlib.import_module('refer' + 'ence').add(a, b)\n",
+    "exec_file": "def add(a, b):\n    n = {}\n    exec(open('reference.py').read(), n)\n    return n['add'](a, b)\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCE_BORROWERS))
+def test_a_candidate_borrowing_the_reference_at_call_time_never_passes(pool, name):
+    # the judge's own job: a task whose suites never name `reference` gets no reference.py to borrow from
+    job_ = build_job(TASK, REFERENCE_BORROWERS[name], ("visible", "hidden"))
+    assert "reference.py" not in job_.files
+    result = pool.run(job_)
+    for suite in ("visible", "hidden"):
+        caught(result, suite)
+
+
+DIFFERENTIAL = dataclasses.replace(
+    TASK, suites={**TASK.suites, "properties": "def test_same():\n    assert add(3, 4) == reference.add(3, 4)\n"}
+)
+SWALLOWED = "import reference\ndef add(a, b):\n    try:\n        return reference.add(a, b)\n    except Exception:\n"
+CALLERS = {**REFERENCE_BORROWERS, "from_import": "from reference import add\n",
+           "swallowed_tripwire": SWALLOWED + "        return a + b\n"}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", sorted(CALLERS))
+def test_a_candidate_calling_the_reference_a_suite_compares_against_never_passes(pool, name):
+    job_ = build_job(DIFFERENTIAL, CALLERS[name], ("visible", "hidden", "properties"))
+    assert "reference.py" in job_.files  # the properties suite needs it: the tripwire and the audit hook guard it
+    result = pool.run(job_)
+    for suite in ("visible", "hidden", "properties"):
+        caught(result, suite)
+
+
+def test_the_reference_still_answers_its_suites_beside_an_honest_candidate(pool):
+    result = pool.run(build_job(DIFFERENTIAL, "def add(a, b):\n    return b + a\n", ("visible", "properties")))
+    assert all(result.suites[s].passed for s in ("visible", "properties")), result
 
 
 def test_always_equal_object_is_rejected(pool):

@@ -1,5 +1,7 @@
 """The judge over every outcome class, and repair feedback that never leaks hidden material."""
 
+import dataclasses
+
 import pytest
 
 from runner.config import GateConfig
@@ -80,8 +82,18 @@ def test_job_has_every_file_the_suites_import():
     pytest.importorskip("runner.sandbox.pool")
     job = build_job(TASK, GOOD, ("hidden", "visible", "nonexistent"))
     assert job.suites == (("hidden", "test_hidden.py"), ("visible", "test_visible.py"))
-    assert {"candidate.py", "reference.py", "candidate_guard.py", "test_hidden.py", "test_visible.py"} <= set(job.files)
-    assert job.files["candidate.py"] == GOOD and job.files["reference.py"] == REFERENCE
+    assert {"candidate.py", "candidate_guard.py", "test_hidden.py", "test_visible.py"} <= set(job.files)
+    assert job.files["candidate.py"] == GOOD
+    assert (  # no suite of TASK names `reference`: the job holds none for the candidate to import
+        "reference.py" not in job.files and "import reference" not in job.files["test_visible.py"]
+    )  # no suite names it
+
+
+def test_a_job_whose_suite_names_the_reference_carries_it():
+    differential = {**TASK.suites, "properties": "def test_same():\n    assert reference.double(2) == double(2)\n"}
+    job = build_job(dataclasses.replace(TASK, suites=differential), GOOD, ("visible", "properties"))
+    assert job.files["reference.py"] == REFERENCE and "import reference\n" in job.files["test_properties.py"]
+    assert "import reference" not in job.files["test_visible.py"]
 
 
 # ---- feedback ------------------------------------------------------------------------------------------

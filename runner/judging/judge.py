@@ -15,7 +15,7 @@ from runner.config import GateConfig
 from runner.judging.gate import check_gate, gate_violations, reports_only
 from runner.judging.signature import check_signature
 from runner.outcome import Outcome, SuiteResult, Verdict
-from runner.suites.suite_module import build_suite_module, guard_source, suite_file_name
+from runner.suites.suite_module import build_suite_module, guard_source, needs_reference, suite_file_name
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
@@ -32,7 +32,9 @@ def build_job(task: Task, code: str, suites: tuple[str, ...] = SUITES) -> Sandbo
     """The sandbox job running `code` as the candidate against the task's requested suites."""
     from runner.sandbox.pool import SandboxJob
 
-    files = {**task.files, "candidate.py": code, "reference.py": task.reference, "candidate_guard.py": guard_source()}
+    files = {**task.files, "candidate.py": code, "candidate_guard.py": guard_source()}
+    if needs_reference(task, suites):  # else a candidate could import the reference and return its answers
+        files["reference.py"] = task.reference
     order = []
     for suite in suites:
         if suite in task.suites:

@@ -10,6 +10,11 @@ FLAGGED_EVENTS = frozenset({"gc.get_objects", "gc.get_referrers", "gc.get_refere
                             "sys.setprofile", "sys.addaudithook"})  # fmt: skip
 
 
+def _is_reference(path: object) -> bool:
+    """The job's reference solution (a suite's differential oracle), which candidate code may not read."""
+    return isinstance(path, str) and (path == "reference.py" or path.endswith("/reference.py"))
+
+
 def install_audit_hook(channel: Channel, candidate_path: str, on_candidate_start) -> None:
     """Arm on the candidate's first code execution; then refuse introspection from candidate code."""
     state = {"armed": False, "busy": False}
@@ -31,13 +36,14 @@ def install_audit_hook(channel: Channel, candidate_path: str, on_candidate_start
                 state["armed"] = True
                 on_candidate_start()
             return
-        flagged = event in FLAGGED_EVENTS or event.startswith("ctypes.")
+        flagged = event in FLAGGED_EVENTS or event.startswith("ctypes.") or (event == "open" and _is_reference(args[0]))
         if not flagged and not (event == "object.__setattr__" and args[1] == "__code__"):
             return
         state["busy"] = True
         try:
             if candidate_on_stack():
-                channel.send(Tamper(f"candidate used {event}"))
+                what = "reference.py (the reference solution)" if event == "open" else event
+                channel.send(Tamper(f"candidate used {what}"))
                 raise RuntimeError(f"sandbox: {event} is not allowed")
         finally:
             state["busy"] = False

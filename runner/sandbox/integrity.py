@@ -49,6 +49,22 @@ def _plugin_state(config: pytest.Config) -> dict[str, object]:
     return state
 
 
+def _reference_entries(guard: types.ModuleType | None) -> list[tuple]:
+    """The reference module's snapshot with its own functions, not the tripwires the guard puts in their place
+    while a candidate call runs (the candidate starts executing inside one: its import is a call's first step)."""
+    reference = sys.modules.get("reference")
+    originals = vars(guard).get("_REFERENCE") if guard is not None else None
+    if reference is None or not originals:
+        return snapshot_entries(("reference",))
+    namespace = vars(reference)
+    swapped = {key: namespace.get(key) for key in originals}
+    namespace.update(originals)
+    try:
+        return snapshot_entries(("reference",))
+    finally:
+        namespace.update(swapped)
+
+
 class Integrity:
     """Snapshots of what the candidate must not change, taken before it runs, checked after.
 
@@ -84,10 +100,10 @@ class Integrity:
         """When the candidate is about to execute: every suite module's bindings so far, the reference, the guard."""
         for module in modules:
             self.suite_globals[module.__name__] = (module, {k: v for k, v in vars(module).items() if k[:2] != "__"})
-        self.late = snapshot_entries(("reference",))
-        self.hypothesis = _hypothesis_state()
         guard = sys.modules.get("candidate_guard")
-        for name in ("_LOADED", "_FAILED", "_NAMES"):
+        self.late = _reference_entries(guard)
+        self.hypothesis = _hypothesis_state()
+        for name in ("_LOADED", "_FAILED", "_NAMES", "_REFERENCE", "_TRIPWIRES", "_BORROWED", "_REFERENCE_MODULE"):
             if guard is not None and name in vars(guard):
                 self.late.append((vars(guard), name, vars(guard)[name], None))
 

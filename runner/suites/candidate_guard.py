@@ -7,6 +7,11 @@ match objects). This closes the `__eq__`-always-true trick: a forged object can 
 assertion. Counter's comparison is Python code in `collections`, which the child's integrity checks
 guard like pytest's own. The check uses references captured before the candidate is imported.
 The candidate is imported lazily, on the first call of any entry point (see `load_entry_points`).
+
+While a candidate call runs (its import included), the functions of the `reference` module (present in jobs
+whose suites compare against the reference) are swapped for tripwires: a candidate that calls the reference,
+however it reached the module, fails that call with ReferenceBorrowed even if it catches the exception.
+The audit hook (runner.sandbox.audit_hook) refuses opening reference.py from candidate code.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import collections
 import importlib
 import re
+import sys
 
 _type = type
 _id = id
@@ -92,9 +98,56 @@ def load_failure() -> str | None:
 _NAMES: list[str] = []
 
 
+class ReferenceBorrowed(RuntimeError):
+    """The candidate called the reference solution: its answer is not the candidate's own."""
+
+
+_REFERENCE: dict[str, object] = {}
+"""The reference module's own functions (name -> function), captured when the suites bind the entry points."""
+_TRIPWIRES: dict[str, object] = {}
+_BORROWED: list[str] = []
+_REFERENCE_MODULE: list[object] = []
+
+
+def _tripwire(name: str):
+    def borrowed(*args, **kwargs):
+        _BORROWED.append(name)
+        raise ReferenceBorrowed(f"the candidate called the reference solution's {name!r}")
+
+    return borrowed
+
+
+def _capture_reference() -> None:
+    module = sys.modules.get("reference")
+    if module is None or _REFERENCE:
+        return
+    _REFERENCE_MODULE.append(module)
+    for key, value in list(vars(module).items()):
+        if callable(value) and not isinstance(value, type) and getattr(value, "__module__", None) == "reference":
+            _REFERENCE[key] = value
+            _TRIPWIRES[key] = _tripwire(key)
+
+
+def _swap(old: dict[str, object], new: dict[str, object]) -> None:
+    # only bindings that hold `old` are swapped: one the candidate replaced stays, for the integrity check
+    namespace = vars(_REFERENCE_MODULE[0])
+    for key, value in old.items():
+        if namespace.get(key) is value:
+            namespace[key] = new[key]
+
+
 def _guarded(name: str):
     def call(*args, **kwargs):
-        result = _load(name)(*args, **kwargs)
+        if _TRIPWIRES:
+            _swap(_REFERENCE, _TRIPWIRES)
+            try:
+                result = _load(name)(*args, **kwargs)
+            finally:
+                _swap(_TRIPWIRES, _REFERENCE)
+            if _BORROWED:
+                raise ReferenceBorrowed(f"the candidate called the reference solution's {_BORROWED[0]!r}")
+        else:
+            result = _load(name)(*args, **kwargs)
         check_plain(result)
         return result
 
@@ -110,6 +163,7 @@ def load_entry_points(names: tuple[str, ...]) -> tuple:
     session before any candidate code runs. A failed import is sticky: every later call raises
     CandidateLoadError, in every suite.
     """
+    _capture_reference()
     for name in names:
         if name not in _NAMES:
             _NAMES.append(name)

@@ -1,7 +1,8 @@
 """How a task's suite text becomes a pytest module.
 
 Every suite runs with these names in scope: the task's entry point(s), imported from the candidate
-module `candidate`; the reference solution as module `reference` (for differential checks); the
+module `candidate`; the reference solution as module `reference` (for differential checks, and only in a
+job where a suite names it: elsewhere the job holds no reference for a candidate to import); the
 standard helpers `copy`, `math`, `itertools`, `collections`, `functools`, `re`, `string`, `sys`,
 `pytest`; and hypothesis's `given`, `settings`, `assume`, `example`, `st` in a suite that names one of
 them (`uses_hypothesis`; the others never import hypothesis, so the sandbox loads it only for the
@@ -31,8 +32,7 @@ import string
 import sys
 
 import pytest
-{hypothesis}
-import reference
+{hypothesis}{reference}
 from candidate_guard import load_entry_points as _load_entry_points
 """
 HYPOTHESIS_IMPORTS = """from hypothesis import assume, example, given, settings
@@ -47,8 +47,22 @@ def build_suite_module(task: Task, suite: str) -> str:
     names = (task.entry_point, *task.extra_entry_points)
     binding = ", ".join(names) + ("," if len(names) == 1 else "")
     body = task.suites[suite]
-    preamble = PREAMBLE.format(hypothesis=HYPOTHESIS_IMPORTS if uses_hypothesis(body) else "")
+    reference = "import reference\n" if names_reference(body) else ""
+    preamble = PREAMBLE.format(hypothesis=HYPOTHESIS_IMPORTS if uses_hypothesis(body) else "", reference=reference)
     return f"{preamble}\n{binding} = _load_entry_points({names!r})\n\n{body}\n"
+
+
+_REFERENCE = re.compile(r"\breference\b")
+
+
+def names_reference(body: str) -> bool:
+    """Whether suite text names the module `reference` (a differential check against the reference solution)."""
+    return _REFERENCE.search(body) is not None
+
+
+def needs_reference(task: Task, suites) -> bool:
+    """Whether any of the task's `suites` names `reference`: only then does the job carry reference.py."""
+    return any(names_reference(task.suites[suite]) for suite in suites if suite in task.suites)
 
 
 @functools.lru_cache(maxsize=4096)
