@@ -339,16 +339,32 @@ def test_closed_pool_refuses_jobs():
 def test_closing_with_kill_ends_the_job_in_flight_and_starts_no_worker_for_it():
     pool = WorkerPool(workers=1, limits=LIMITS)
     stuck = "import time\ndef test_a():\n    time.sleep(120)\n"
-    with ThreadPoolExecutor(1) as executor:
+    with ThreadPoolExecutor(2) as executor:
         running = executor.submit(pool.run, simple_job("x = 1\n", stuck))
+        waiting = executor.submit(pool.run, simple_job("x = 1\n", stuck))  # no worker free: it waits
         worker = pool._all[0]
         while not worker.hello:
             threading.Event().wait(0.05)
         threading.Event().wait(1.0)  # the job has been sent and is sleeping
         pool.close(kill=True)
-        result = running.result(timeout=60)  # a graceful close would wait for the job's two minutes
-    assert result.suites["visible"].outcome is Outcome.HARNESS_ERROR
+        results = [running.result(timeout=60), waiting.result(timeout=60)]  # a graceful close would wait minutes
+    assert [r.suites["visible"].outcome for r in results] == [Outcome.HARNESS_ERROR] * 2
     assert pool._all == [worker] and worker.proc.poll() is not None
+    assert worker.closed  # by the thread that was reading its pipe, not under it
+
+
+def test_closing_with_kill_while_many_jobs_run_never_reads_a_closed_pipe():
+    """close(kill=True) from another thread used to close a reply pipe a job thread was reading (EBADF)."""
+    stuck = "import time\ndef test_a():\n    time.sleep(120)\n"
+    for delay in (0.0, 0.3, 1.0):
+        pool = WorkerPool(workers=2, limits=LIMITS)
+        with ThreadPoolExecutor(4) as executor:
+            futures = [executor.submit(pool.run, simple_job("x = 1\n", stuck)) for _ in range(4)]
+            threading.Event().wait(delay)
+            pool.close(kill=True)
+            outcomes = [f.result(timeout=60).suites["visible"].outcome for f in futures]
+        assert outcomes == [Outcome.HARNESS_ERROR] * 4, delay
+        assert all(w.closed for w in pool._all)
 
 
 @needs_root

@@ -124,6 +124,7 @@ class _Worker:
             self.proc = _ForkedProcess(zygote)
             self.requests, self.replies = os.fdopen(pipes[0], "wb"), os.fdopen(pipes[1], "rb")
         self.reply_fd = self.replies.fileno()  # read with os.read: the buffered object is never read from
+        self.closed = False
 
     def wait_ready(self) -> dict:
         """Block until the worker has warmed up; its hello says which isolation is in force."""
@@ -185,12 +186,29 @@ class _Worker:
 
     def kill(self) -> None:
         """Stop the worker process at once."""
+        if self.closed:
+            return
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait()
 
+    def signal_kill(self) -> None:
+        """SIGKILL the worker without waiting or touching its pipes: safe while another thread reads them,
+        which then sees the reply pipe end (WorkerDied) and closes the worker itself."""
+        if self.closed:
+            return
+        try:
+            if self.proc.poll() is None:
+                self.proc.kill()
+        except OSError:
+            pass
+
     def close(self) -> None:
-        """Ask the worker to finish (end of its input), then make sure it has."""
+        """Ask the worker to finish (end of its input), then make sure it has. Only the thread that owns
+        the worker may call this (its pipes and pidfd are closed here); a second call does nothing."""
+        if self.closed:
+            return
+        self.closed = True
         try:
             self.requests.close()
             self.proc.wait(timeout=10)
@@ -289,7 +307,8 @@ class WorkerPool:
         self._start_lock = threading.Lock()
         zygote, self._all = _start_zygote(limits, workers, zygote)
         self._zygotes = [zygote]
-        self._idle: queue.Queue[_Worker] = queue.Queue()
+        self._idle: queue.Queue[_Worker | None] = queue.Queue()  # None: the pool is closed
+        self._busy: set[_Worker] = set()  # workers a `_call` owns: it, not `close`, closes their pipes
         self._closed = False
         self._isolation: dict[str, bool] | None = None
         self._finalizer = weakref.finalize(self, _close_all, self._all, self._zygotes)
@@ -301,14 +320,23 @@ class WorkerPool:
         with self._start_lock:
             if self._isolation is not None:
                 return
+            with self._lock:
+                if self._closed:
+                    raise WorkerDied("the worker pool is closed")
+                warming = list(self._all)
+                self._busy.update(warming)  # read from here: `close` leaves their pipes to `_release`
             try:
-                hellos = [w.wait_ready() for w in self._all]
+                hellos = [w.wait_ready() for w in warming]
             except WorkerDied:
+                with self._lock:
+                    self._closed = True
+                for worker in warming:
+                    self._release(worker)
                 self.close()
                 raise
-            for worker in self._all:
-                self._idle.put(worker)
             self._isolation = _all_true(h["isolation"] for h in hellos)
+            for worker in warming:
+                self._release(worker)
 
     def warm(self) -> bool:
         """True once every worker has warmed up (its hello has arrived); never blocks."""
@@ -348,6 +376,11 @@ class WorkerPool:
             raise RuntimeError("the worker pool is closed")
         self.wait_ready()
         worker = self._idle.get()
+        with self._lock:
+            if worker is None or self._closed:  # closed while waiting: `close` owns the worker taken
+                self._idle.put(None)  # and the next caller waiting wakes too
+                return WorkerDied("the worker pool is closed")
+            self._busy.add(worker)
         try:
             for attempt in range(2):
                 try:
@@ -356,11 +389,21 @@ class WorkerPool:
                     if self._closed:  # a closed pool starts no worker to run the job again
                         return err
                     worker = self._replace(worker)
-                    if attempt == 1:
+                    if attempt == 1 or self._closed:
                         return err
         finally:
-            self._idle.put(worker)
+            self._release(worker)
         raise AssertionError("unreachable")
+
+    def _release(self, worker: _Worker) -> None:
+        """Give the worker back after a call; once the pool is closed, close it instead."""
+        with self._lock:
+            self._busy.discard(worker)
+            closed = self._closed
+            if not closed:
+                self._idle.put(worker)
+        if closed:
+            worker.close()
 
     def _replace(self, dead: _Worker) -> _Worker:
         dead.kill()
@@ -368,6 +411,8 @@ class WorkerPool:
         fresh = _Worker(self.limits)
         with self._lock:
             self._all[self._all.index(dead)] = fresh
+            self._busy.discard(dead)
+            self._busy.add(fresh)
         fresh.wait_ready()
         return fresh
 
@@ -378,11 +423,17 @@ class WorkerPool:
     def close(self, kill: bool = False) -> None:
         """Stop every worker: once each has finished its job, or with `kill` at once (an interrupted job,
         whose jobs in flight then end as WorkerDied). Also called when the pool is used as a context manager."""
-        self._closed = True
-        if kill and self._finalizer.alive:
-            self._finalizer.detach()
-            _close_all(self._all, self._zygotes, kill=True)
-        self._finalizer()
+        with self._lock:
+            self._closed = True
+            busy = set(self._busy)
+            others = [w for w in self._all if w not in busy]
+            self._idle.put(None)  # wakes a caller waiting for a worker
+        if not self._finalizer.detach():
+            return  # closed already
+        if kill:
+            for worker in busy:  # their callers see the reply pipe end and close them (see `_release`)
+                worker.signal_kill()
+        _close_all(others, self._zygotes, kill=kill)
 
     def __enter__(self) -> WorkerPool:
         return self
