@@ -14,8 +14,8 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from runner.judging.suite_module import build_suite_module, suite_file_name
 from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
-from runner.suites.suite_module import build_suite_module, suite_file_name
 from runner.tasks.model import Task
 
 TASK = Task(

@@ -42,7 +42,7 @@ def rewrite_cost(tasks: dict) -> tuple[float, float]:
     """Milliseconds per hidden suite: pytest's assertion rewriting + compile, and a plain compile."""
     from _pytest.assertion.rewrite import rewrite_asserts
 
-    from runner.suites.suite_module import build_suite_module
+    from runner.judging.suite_module import build_suite_module
 
     sources = [build_suite_module(task, "hidden") for task in tasks.values()]
     began = time.process_time()

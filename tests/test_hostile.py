@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from runner.judging.judge import build_job
+from runner.judging.suite_module import build_suite_module, suite_file_name
 from runner.outcome import Outcome
 from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
-from runner.suites.suite_module import build_suite_module, suite_file_name
 from runner.tasks.model import Task
 
 ROOT = os.geteuid() == 0

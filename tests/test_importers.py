@@ -2,6 +2,7 @@
 
 import math
 import re
+import sys
 
 import pytest
 
@@ -142,12 +143,17 @@ def suite_namespace(tmp_path, compare: str = "equal") -> dict:
     """The globals of a properties suite module, executed beside an empty data file."""
     import pickle
 
+    from runner.suites import candidate_guard
     from runner.tasks.plus_oracle import DATA_FILE
     from runner.tasks.plus_suites import differential_suite
 
     (tmp_path / DATA_FILE).write_bytes(pickle.dumps(()))
     namespace: dict = {"math": math, "__file__": str(tmp_path / "test_properties.py")}
-    exec(differential_suite("f", 0.0, compare=compare), namespace)
+    sys.modules["candidate_guard"] = candidate_guard  # as in a job, where it is a file beside the suite
+    try:
+        exec(differential_suite("f", 0.0, compare=compare), namespace)
+    finally:
+        del sys.modules["candidate_guard"]
     return namespace
 
 

@@ -7,7 +7,9 @@ import pytest
 
 from runner.config import GateConfig
 from runner.judging.judge import judge
-from runner.outcome import Outcome
+from runner.judging.suite_module import names_reference
+from runner.outcome import STARVED_RERUNS, Outcome
+from runner.suites.candidate_guard import digest_atom
 from runner.tasks import plus_oracle
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import MIN_TIME_LIMIT_S, OracleRequest, compute, oracles
@@ -22,10 +24,6 @@ INPUTS = [[1], [2], [3], [-7]]
 GATE = GateConfig(name="off", enabled=False)
 
 
-def rows(table: bytes) -> list[tuple]:
-    return [(pickle.loads(a), pickle.loads(e) if e else None, limit) for a, e, limit in pickle.loads(table)]
-
-
 def test_compute_stores_expected_outputs_and_floored_limits():
     table, seconds = compute(OracleRequest(REFERENCE, "double", INPUTS))
     assert rows(table) == [([1], (True, 2), MIN_TIME_LIMIT_S), ([2], (True, 4), MIN_TIME_LIMIT_S),
@@ -33,13 +31,42 @@ def test_compute_stores_expected_outputs_and_floored_limits():
     assert 0 <= seconds < 1
 
 
-def test_compute_converts_inputs_records_errors_and_leaves_huge_outputs_to_the_reference():
+def rows(table: bytes) -> list[tuple]:
+    """The table's rows unpickled; a digest (str) or b"" (computed in the suite) as it is."""
+    return [(pickle.loads(a), pickle.loads(e) if type(e) is bytes and e else e, t) for a, e, t in pickle.loads(table)]
+
+
+def test_compute_converts_inputs_records_errors_and_leaves_huge_containers_to_the_reference():
     reference = "def f(xs, n):\n    if n < 0:\n        raise ValueError('negative')\n    return [xs] * n\n"
     request = OracleRequest(reference, "f", [[[1, 2], 1], [[1], -1], [[0], 10**6]], "[tuple(args[0]), *args[1:]]")
-    first, second, third = rows(compute(request)[0])
+    table = compute(request)[0]
+    first, second, third = rows(table)
     assert first[:2] == ([(1, 2), 1], (True, [(1, 2)]))
     assert second[1] == (False, "ValueError: negative")
-    assert third[1] is None  # over MAX_STORED_BYTES: not stored
+    assert third[1] == b"" and plus_oracle.computed_rows(table) == 1  # over MAX_STORED_BYTES, and a list
+
+
+def test_a_huge_text_or_number_is_stored_as_its_digest():
+    for reference, n in (("def f(n):\n    return 'ab' * n\n", 10**6), ("def f(n):\n    return 1 << n\n", 3 * 10**6)):
+        table = compute(OracleRequest(reference, "f", [[n]]))[0]
+        namespace: dict = {}
+        exec(reference, namespace)
+        assert rows(table)[0][1] == digest_atom(namespace["f"](n)) and plus_oracle.computed_rows(table) == 0
+
+
+def test_a_huge_output_compared_loosely_is_left_to_the_reference():
+    text = "def f(n):\n    return 'ab' * n\n"
+    for request in (OracleRequest(text, "f", [[10**6]], atol=1e-3), OracleRequest(text, "f", [[10**6]], compare="set")):
+        table = compute(request)[0]
+        assert rows(table)[0][1] == b"" and plus_oracle.computed_rows(table) == 1
+
+
+def test_digest_atom_is_by_value():
+    assert digest_atom(1 << 70) == digest_atom(float(1 << 70)) == digest_atom(complex(1 << 70, 0))
+    assert digest_atom(1) == digest_atom(True) and digest_atom("1") != digest_atom(1) != digest_atom(b"1")
+    assert digest_atom("ab") != digest_atom("ba")
+    for nothing in (0.5, float("nan"), float("inf"), 1j, ["ab"], ("ab",), None):
+        assert digest_atom(nothing) is None
 
 
 def test_slow_reference_scales_the_limit():
@@ -85,12 +112,32 @@ def test_right_and_wrong_candidates(pool, tmp_path):
     assert judge(task, "def double(x):\n    return str(2 * x)\n", pool, GATE).outcome is Outcome.FAILED
 
 
-def test_a_huge_expected_output_is_computed_by_the_reference_in_the_sandbox(pool, tmp_path):
-    reference = "def many(n):\n    return list(range(n))\n"
+def test_a_huge_expected_output_is_compared_by_its_digest_and_the_job_carries_no_reference(pool, tmp_path):
+    reference = "def many(n):\n    return 'ab' * n\n"
+    task = plus_task(tmp_path, reference, [[3], [200_000]], "many")
+    assert type(pickle.loads(task.files[plus_oracle.DATA_FILE])[1][1]) is str
+    assert not names_reference(task.suites["properties"])
+    assert judge(task, "def many(n):\n    return ''.join('ab' for _ in range(n))\n", pool, GATE).passed
+    for wrong in ("('ab' * n)[:-1]", "('ab' * n).upper()", "list('ab' * n)", "('ab' * n).encode()"):
+        wrong = f"{wrong} if n > 10 else 'ab' * n"  # wrong on the huge input only
+        verdict = judge(task, f"def many(n):\n    return {wrong}\n", pool, GATE)
+        assert verdict.outcome is Outcome.FAILED and ": by digest, got" in verdict.detail, (wrong, verdict.detail)
+
+
+def test_a_huge_int_is_compared_by_its_digest(pool, tmp_path):
+    task = plus_task(tmp_path, "def big(n):\n    return 1 << n\n", [[3], [3_000_000]], "big")
+    assert type(pickle.loads(task.files[plus_oracle.DATA_FILE])[1][1]) is str
+    assert judge(task, "def big(n):\n    return 2 ** n\n", pool, GATE).passed
+    assert judge(task, "def big(n):\n    return (1 << n) + (n > 10)\n", pool, GATE).outcome is Outcome.FAILED
+
+
+def test_a_huge_expected_output_with_a_tolerance_is_computed_by_the_reference_in_the_sandbox(pool, tmp_path):
+    reference = "def many(n):\n    return [i / 4 for i in range(n)]\n"
     task = plus_task(tmp_path, reference, [[3], [200_000]], "many")
     assert pickle.loads(task.files[plus_oracle.DATA_FILE])[1][1] == b""
-    assert judge(task, "def many(n):\n    return [i for i in range(n)]\n", pool, GATE).passed
-    wrong = "def many(n):\n    return list(range(n - (n > 10)))\n"
+    assert names_reference(task.suites["properties"])
+    assert judge(task, "def many(n):\n    return [i / 4 + 1e-9 for i in range(n)]\n", pool, GATE).passed
+    wrong = "def many(n):\n    return [i / 4 for i in range(n - (n > 10))]\n"
     assert judge(task, wrong, pool, GATE).outcome is Outcome.FAILED
 
 
@@ -113,7 +160,7 @@ def test_an_input_over_its_limit_while_waiting_for_a_cpu_is_run_again(pool, tmp_
     with every_core_busy():
         verdict = judge(task, busy, counting, GATE)
     assert verdict.outcome is Outcome.TIMEOUT and "waited for a CPU" in verdict.detail, verdict.detail
-    assert counting.runs == 2
+    assert counting.runs == 1 + STARVED_RERUNS  # starved every time: run until the re-runs are used up
 
 
 def test_a_slow_reference_raises_the_suite_time_limit(pool, tmp_path):

@@ -10,7 +10,7 @@ from runner.judging.judge import judge
 from runner.judging.reference_limits import cpu_limit, cpu_limits, with_cpu_limit
 from runner.outcome import Outcome
 from runner.tasks.importers import load_humaneval
-from runner.tasks.plus_oracle import MIN_TIME_LIMIT_S, TIME_LIMIT_FACTOR
+from runner.tasks.plus_oracle import DATA_FILE, MIN_TIME_LIMIT_S, TIME_LIMIT_FACTOR
 from tests.test_judge import GATE, TASK, CountingPool
 
 LOOP = "    while True:\n        pass\n"
@@ -31,6 +31,11 @@ def test_the_limit_is_part_of_the_task_content_so_of_its_verdict_key():
     limited = with_cpu_limit(TASK, {TASK.id: 1.0})
     assert limited.cpu_limit_s == 1.0 and with_cpu_limit(TASK, {}) is TASK
     assert limited.content_hash() != TASK.content_hash()
+
+
+def test_a_task_with_plus_inputs_keeps_its_per_input_limits_only():
+    plus = dataclasses.replace(TASK, files={DATA_FILE: b"table"})
+    assert with_cpu_limit(plus, {TASK.id: 1.0}) is plus
 
 
 def test_a_loop_stops_at_the_tasks_cpu_limit_and_is_judged_once():

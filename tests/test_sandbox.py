@@ -323,7 +323,7 @@ def test_a_worker_dying_twice_is_harness_error(monkeypatch):
         def die(self, job):
             raise WorkerDied("simulated")
 
-        monkeypatch.setattr(sandbox._Worker, "call", die)
+        monkeypatch.setattr(sandbox.PoolWorker, "call", die)
         result = one.run(simple_job("x = 1\n", "def test_a():\n    pass\n"))
         assert result.suites["visible"].outcome is Outcome.HARNESS_ERROR
         assert "died twice" in result.suites["visible"].detail

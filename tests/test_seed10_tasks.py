@@ -32,9 +32,9 @@ import yaml
 
 from runner.config import GateConfig
 from runner.judging.gate import check_gate
+from runner.judging.suite_module import build_suite_module, suite_file_name
 from runner.strength.edge_cases import edge_case_coverage
 from runner.suites.hypothesis_profile import conftest_source
-from runner.suites.suite_module import build_suite_module, suite_file_name
 from runner.tasks.loader import load_task_file
 from runner.tasks.model import SUITES, Task
 

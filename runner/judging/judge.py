@@ -14,8 +14,9 @@ from typing import TYPE_CHECKING
 from runner.config import GateConfig
 from runner.judging.gate import check_gate, gate_violations, reports_only
 from runner.judging.signature import check_signature
-from runner.outcome import Outcome, SuiteResult, Verdict
-from runner.suites.suite_module import build_suite_module, guard_source, needs_reference, suite_file_name
+from runner.judging.suite_module import build_suite_module, needs_reference, suite_file_name
+from runner.outcome import STARVED_RERUNS, Outcome, SuiteResult, Verdict
+from runner.suites.shipped import guard_source
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
@@ -109,9 +110,11 @@ def judge(
     expected = tuple(name for name, _ in job.suites)
     result = pool.run(job)
     outcome = overall_outcome(result.suites, expected)
-    if outcome is Outcome.TIMEOUT and any(r.starved for r in result.suites.values()):
-        # Run once more before it counts, but only a suite that waited for a CPU: one that used its whole
+    for _ in range(STARVED_RERUNS):
+        # Run again before it counts, but only a suite that waited for a CPU: one that used its whole
         # CPU time (a loop, an exponential algorithm) would use it again.
+        if outcome is not Outcome.TIMEOUT or not any(r.starved for r in result.suites.values()):
+            break
         result = pool.run(job)
         outcome = overall_outcome(result.suites, expected)
     ran = {name: result.suites[name] for name in expected if name in result.suites}

@@ -10,12 +10,8 @@ force is part of every result.
 
 from __future__ import annotations
 
-import os
-import pickle
 import queue
 import select
-import signal
-import struct
 import subprocess
 import threading
 import time
@@ -24,15 +20,13 @@ from dataclasses import dataclass
 
 from runner.outcome import Outcome, SuiteResult
 from runner.sandbox.cost_job import CostRun, CostRunResult
-from runner.sandbox.frames import write_frame
 from runner.sandbox.limits import Limits
+from runner.sandbox.pool_worker import PoolWorker, WorkerDied, start_zygote
 from runner.sandbox.repo_job import RepoRun, RepoRunResult
 from runner.sandbox.sandbox_job import SandboxJob
-from runner.sandbox.zygote import MAX_WORKERS, EarlyZygote, worker_command, worker_env
+from runner.sandbox.zygote import EarlyZygote
 
 __all__ = ["EarlyZygote", "Limits", "SandboxJob", "SandboxResult", "WorkerPool", "WorkerDied"]
-
-_STARTUP_TIMEOUT_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -45,229 +39,7 @@ class SandboxResult:
     duration_s: float
 
 
-class WorkerDied(RuntimeError):
-    """A worker process ended or stopped answering."""
-
-
-class _ForkedProcess:
-    """A worker the pool's zygote forked: not the pool's child, so it is watched through a pidfd.
-
-    Until the worker's hello names its pid, stopping it means stopping the whole zygote group.
-    """
-
-    def __init__(self, zygote: subprocess.Popen) -> None:
-        self.zygote = zygote
-        self.pid: int | None = None
-        self.pidfd: int | None = None
-
-    def attach(self, pid: int) -> None:
-        """Watch the worker with this pid (from its hello)."""
-        try:
-            self.pidfd, self.pid = os.pidfd_open(pid), pid
-        except OSError:
-            self.pidfd = None
-
-    def send_signal(self, sig: int) -> None:
-        """Send a signal to the worker (once it has said hello)."""
-        if self.pidfd is not None:
-            signal.pidfd_send_signal(self.pidfd, sig)
-
-    def poll(self) -> int | None:
-        """None while running; -1 once it has ended (its exit status is the zygote's to collect)."""
-        if self.pidfd is None:
-            return self.zygote.poll()
-        return -1 if select.select([self.pidfd], [], [], 0)[0] else None
-
-    def kill(self) -> None:
-        """SIGKILL the worker (or, before its hello, the zygote and every worker it forked)."""
-        try:
-            if self.pidfd is not None:
-                self.send_signal(signal.SIGKILL)
-            else:
-                os.killpg(self.zygote.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-
-    def wait(self, timeout: float | None = None) -> None:
-        """Wait until the worker has ended; raises subprocess.TimeoutExpired after `timeout` seconds."""
-        if self.pidfd is None:
-            self.zygote.wait(timeout)
-        elif not select.select([self.pidfd], [], [], timeout)[0]:
-            raise subprocess.TimeoutExpired("worker", timeout)
-
-    def release(self) -> None:
-        """Close the pidfd (the worker has ended)."""
-        if self.pidfd is not None:
-            os.close(self.pidfd)
-            self.pidfd = None
-
-
-class _Worker:
-    """The pool's handle on one worker process: started on its own, or forked by the pool's zygote."""
-
-    def __init__(self, limits: Limits, pipes: tuple[int, int] | None = None,
-                 zygote: subprocess.Popen | None = None) -> None:  # fmt: skip
-        """Start a worker process, or (with `pipes` = (request write end, reply read end)) adopt a forked one."""
-        self.limits = limits
-        self.hello: dict | None = None
-        if pipes is None:
-            self.proc = subprocess.Popen(
-                worker_command(),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                env=worker_env(),
-                cwd="/",
-            )
-            self.requests, self.replies = self.proc.stdin, self.proc.stdout
-            _send_limits(self.requests, limits)
-        else:
-            self.proc = _ForkedProcess(zygote)
-            self.requests, self.replies = os.fdopen(pipes[0], "wb"), os.fdopen(pipes[1], "rb")
-        self.reply_fd = self.replies.fileno()  # read with os.read: the buffered object is never read from
-        self.closed = False
-
-    def wait_ready(self) -> dict:
-        """Block until the worker has warmed up; its hello says which isolation is in force."""
-        if self.hello is None:
-            hello = self._read(_STARTUP_TIMEOUT_S)
-            if not isinstance(hello, dict) or not hello.get("ready"):
-                self.kill()
-                raise WorkerDied(f"worker failed to start: {hello!r}")
-            if isinstance(self.proc, _ForkedProcess):
-                self.proc.attach(hello["pid"])
-            self.hello = hello
-        return self.hello
-
-    def _read(self, timeout: float):
-        """The worker's next reply frame, read straight from the pipe with a deadline (no reader thread)."""
-        deadline = time.monotonic() + timeout
-        fd = self.reply_fd
-        header = self._read_exactly(fd, 8, deadline, timeout)
-        (size,) = struct.unpack("!Q", header)
-        try:
-            return pickle.loads(self._read_exactly(fd, size, deadline, timeout))
-        except (pickle.UnpicklingError, EOFError, ValueError) as err:
-            self.kill()
-            raise WorkerDied(f"worker sent an unreadable reply: {err}") from err
-
-    def _read_exactly(self, fd: int, size: int, deadline: float, timeout: float) -> bytes:
-        chunks, missing = [], size
-        while missing:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                self.kill()
-                raise WorkerDied(f"worker gave no answer within {timeout:g} s")
-            chunk = os.read(fd, missing)
-            if not chunk:
-                raise WorkerDied(f"worker exited (code {self.proc.poll()})")
-            chunks.append(chunk)
-            missing -= len(chunk)
-        return b"".join(chunks)
-
-    def call(self, job: SandboxJob | RepoRun | CostRun):
-        """Send one job and wait for its result."""
-        self.wait_ready()
-        try:
-            if isinstance(job, RepoRun | CostRun):
-                write_frame(self.requests, job)
-            else:
-                write_frame(
-                    self.requests,
-                    (dict(job.files), tuple(tuple(s) for s in job.suites), job.time_limit_s, job.cpu_limit_s),
-                )
-        except (BrokenPipeError, OSError) as err:
-            raise WorkerDied(f"worker is gone: {err}") from err
-        if isinstance(job, RepoRun | CostRun):
-            return self._read(job.timeout_s + 40.0)
-        # Generous upper bound: every suite may run to its timeout (in one session, or one session each
-        # when a suite imports the candidate eagerly and the shared session is abandoned), plus clean-up.
-        budget = len(job.suites) * (max(self.limits.timeout_s, job.time_limit_s) + 10.0) + 30.0
-        return self._read(budget)
-
-    def kill(self) -> None:
-        """Stop the worker process at once."""
-        if self.closed:
-            return
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-
-    def signal_kill(self) -> None:
-        """SIGKILL the worker without waiting or touching its pipes: safe while another thread reads them,
-        which then sees the reply pipe end (WorkerDied) and closes the worker itself."""
-        if self.closed:
-            return
-        try:
-            if self.proc.poll() is None:
-                self.proc.kill()
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        """Ask the worker to finish (end of its input), then make sure it has. Only the thread that owns
-        the worker may call this (its pipes and pidfd are closed here); a second call does nothing."""
-        if self.closed:
-            return
-        self.closed = True
-        try:
-            self.requests.close()
-            self.proc.wait(timeout=10)
-        except (OSError, subprocess.TimeoutExpired):
-            pass
-        self.kill()
-        self.replies.close()
-        if isinstance(self.proc, _ForkedProcess):
-            self.proc.release()
-
-
-def _start_zygote(limits: Limits, count: int, early: EarlyZygote | None) -> tuple[subprocess.Popen, list[_Worker]]:
-    """One warm-up process that forks `count` workers, each talking to the pool over its own two pipes."""
-    if count > MAX_WORKERS:
-        raise ValueError(f"at most {MAX_WORKERS} workers")
-    ours, theirs = [], []
-    for _ in range(count):
-        request_r, request_w = os.pipe()
-        reply_r, reply_w = os.pipe()
-        ours.append((request_w, reply_r))
-        theirs.append((request_r, reply_w))
-    if early is not None:
-        try:
-            return early.start(limits, [fd for pair in theirs for fd in pair]), [
-                _Worker(limits, pipes, early.proc) for pipes in ours
-            ]
-        finally:
-            for fd in [fd for pair in theirs for fd in pair]:
-                os.close(fd)
-    try:
-        zygote = subprocess.Popen(
-            worker_command("--zygote", *(f"{r},{w}" for r, w in theirs)),
-            stdin=subprocess.PIPE,
-            env=worker_env(),
-            cwd="/",
-            pass_fds=[fd for pair in theirs for fd in pair],
-            start_new_session=True,  # a process group of its own: stopping it before the workers say hello
-        )
-    finally:
-        for fd in [fd for pair in theirs for fd in pair]:
-            os.close(fd)
-    _send_limits(zygote.stdin, limits)
-    try:
-        zygote.stdin.close()
-    except OSError:
-        pass
-    return zygote, [_Worker(limits, pipes, zygote) for pipes in ours]
-
-
-def _send_limits(stream, limits: Limits) -> None:
-    """The first frame a starting process reads. If it has died already, its readers see that: the
-    reply pipe ends, and `wait_ready` raises WorkerDied with its exit code."""
-    try:
-        write_frame(stream, limits)
-    except (BrokenPipeError, OSError):
-        pass
-
-
-def _close_all(workers: list[_Worker], zygotes: list[subprocess.Popen], kill: bool = False) -> None:
+def _close_all(workers: list[PoolWorker], zygotes: list[subprocess.Popen], kill: bool = False) -> None:
     if kill:  # an interrupted job: the jobs in flight are discarded, so nothing is worth waiting for
         for worker in workers:
             worker.kill()
@@ -305,10 +77,10 @@ class WorkerPool:
         self.limits = limits
         self._lock = threading.Lock()
         self._start_lock = threading.Lock()
-        zygote, self._all = _start_zygote(limits, workers, zygote)
+        zygote, self._all = start_zygote(limits, workers, zygote)
         self._zygotes = [zygote]
-        self._idle: queue.Queue[_Worker | None] = queue.Queue()  # None: the pool is closed
-        self._busy: set[_Worker] = set()  # workers a `_call` owns: it, not `close`, closes their pipes
+        self._idle: queue.Queue[PoolWorker | None] = queue.Queue()  # None: the pool is closed
+        self._busy: set[PoolWorker] = set()  # workers a `_call` owns: it, not `close`, closes their pipes
         self._closed = False
         self._isolation: dict[str, bool] | None = None
         self._finalizer = weakref.finalize(self, _close_all, self._all, self._zygotes)
@@ -395,7 +167,7 @@ class WorkerPool:
             self._release(worker)
         raise AssertionError("unreachable")
 
-    def _release(self, worker: _Worker) -> None:
+    def _release(self, worker: PoolWorker) -> None:
         """Give the worker back after a call; once the pool is closed, close it instead."""
         with self._lock:
             self._busy.discard(worker)
@@ -405,10 +177,10 @@ class WorkerPool:
         if closed:
             worker.close()
 
-    def _replace(self, dead: _Worker) -> _Worker:
+    def _replace(self, dead: PoolWorker) -> PoolWorker:
         dead.kill()
         dead.close()  # its pipes too: they would stay open until garbage collection
-        fresh = _Worker(self.limits)
+        fresh = PoolWorker(self.limits)
         with self._lock:
             self._all[self._all.index(dead)] = fresh
             self._busy.discard(dead)

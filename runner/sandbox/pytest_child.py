@@ -50,7 +50,7 @@ from runner.sandbox.protocol import (
     SuiteDone,
 )
 from runner.suites.hypothesis_profile import falsifying_example
-from runner.suites.suite_module import guard_source
+from runner.suites.shipped import guard_source
 
 MESSAGE_CHARS = 1500
 MESSAGE_LINES = 12

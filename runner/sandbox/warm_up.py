@@ -5,7 +5,7 @@ A sandboxed child runs as an unprivileged uid that may not be able to read the P
 real pytest session in the worker so that lazily imported modules and caches are ready in every
 child; `probe` forks one confined child to learn which protections actually hold.
 
-Hypothesis is loaded only for the jobs whose suites use it (runner.suites.suite_module.uses_hypothesis):
+Hypothesis is loaded only for the jobs whose suites use it (runner.judging.suite_module.uses_hypothesis):
 before the first such job, the worker imports it whole and runs one property (`load_hypothesis`).
 A pool that never meets one (HumanEval, the EvalPlus sets) saves about 0.3 s of start-up and 8 MB per
 worker, which every forked child would copy.
@@ -26,7 +26,7 @@ from pathlib import Path
 from runner.sandbox import isolation, pytest_child
 from runner.sandbox.limits import Limits
 from runner.sandbox.protocol import Channel
-from runner.suites.suite_module import guard_source
+from runner.suites.shipped import guard_source
 
 PRELOAD = (
     "abc", "array", "ast", "base64", "binascii", "bisect", "calendar", "cmath", "codecs", "collections",

@@ -134,7 +134,8 @@ def _mutant_order(name: str) -> tuple[str, int]:
 
 
 def _code_fingerprint() -> str:
-    from runner.suites import candidate_guard, suite_module
+    from runner.judging import suite_module
+    from runner.suites import candidate_guard
 
     modules = (mutants, edge_cases, hypothesis_profile, candidate_guard, suite_module)
     return files_digest((Path(module.__file__) for module in modules), AUDIT_VERSION)

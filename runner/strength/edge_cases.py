@@ -23,8 +23,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runner.judging.suite_module import suite_file_name
 from runner.strength.mutants import HYPOTHESIS_PLUGIN, write_workspace
-from runner.suites.suite_module import suite_file_name
 from runner.tasks.model import SUITES, Task
 
 LOG_NAME = "edge_cases.jsonl"

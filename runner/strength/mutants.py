@@ -24,9 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runner.judging.suite_module import build_suite_module, suite_file_name
 from runner.suites import candidate_guard
 from runner.suites.hypothesis_profile import conftest_source
-from runner.suites.suite_module import build_suite_module, suite_file_name
 from runner.tasks.model import Task
 
 MEMORY_LIMIT_MB = 2048

@@ -12,17 +12,21 @@ While a candidate call runs (its import included), the functions of the `referen
 whose suites compare against the reference) are swapped for tripwires: a candidate that calls the reference,
 however it reached the module, fails that call with ReferenceBorrowed even if it catches the exception.
 The audit hook (runner.sandbox.audit_hook) refuses opening reference.py from candidate code.
+
+`digest_atom` digests a str, bytes or int by value: the plus suites compare an output too large to store by it.
 """
 
 from __future__ import annotations
 
 import collections
+import hashlib
 import importlib
 import re
 import sys
 
 _type = type
 _id = id
+_sha256 = hashlib.sha256
 _PLAIN_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 _TEXTS = frozenset({str, bytes})
 _CONTAINERS = frozenset({list, tuple, set, frozenset, collections.deque})
@@ -54,6 +58,27 @@ def check_plain(value: object) -> None:
             continue  # a C type; its groups are slices of an exact str or bytes
         else:
             raise NotPlainData(f"candidate returned a {kind.__name__!r} object, not plain built-in data")
+
+
+def digest_atom(value: object) -> str | None:
+    """SHA-256 of a str, bytes or int by value, or None for anything no such value equals.
+
+    The plus suites compare an output too large to store by it (runner.tasks.plus_oracle): a float, complex
+    or bool equal to an int gets the int's digest (1 == 1.0 == True); a container, a NaN or a non-integral
+    number gets None, which matches no stored digest.
+    """
+    kind = _type(value)
+    if kind is complex and value.imag == 0:
+        value, kind = value.real, float
+    if kind is float and value.is_integer():
+        value, kind = int(value), int
+    if kind is str:
+        return _sha256(b"s" + value.encode("utf-8", "surrogatepass")).hexdigest()
+    if kind is bytes:
+        return _sha256(b"b" + value).hexdigest()
+    if kind is int or kind is bool:
+        return _sha256(b"i" + format(value, "x").encode()).hexdigest()  # hexadecimal: str() refuses huge ints
+    return None
 
 
 _LOADED: dict[str, object] = {}

@@ -28,7 +28,7 @@ from pathlib import Path
 from runner.tasks import plus_oracle
 from runner.tasks.datasets import locate
 from runner.tasks.model import Task
-from runner.tasks.plus_suites import differential_suite, mbpp_comparison, mbpp_input_conversion, with_plus_data
+from runner.tasks.plus_suites import mbpp_comparison, mbpp_input_conversion, with_plus_data
 
 Selection = Callable[[list[Task]], list[Task]]
 """Which of a file's tasks to keep (applied before expected outputs are computed)."""
@@ -214,11 +214,12 @@ def load_humanevalplus(path: str = "", set_name: str = "humanevalplus", select: 
         suites = {
             "visible": visible_suite(prompt, ep, KNOWN_WRONG_EXAMPLES.get(row["task_id"], frozenset())),
             "hidden": base,
-            "properties": differential_suite(ep, row["atol"]) if row["plus_input"] else "",
+            "properties": "",  # with_plus_data writes it, for the table of expected outputs
         }
         tasks.append(_task(row["task_id"], ep, prompt, prompt + row["canonical_solution"], suites, str(file)))
         if row["plus_input"]:
-            plus[row["task_id"]] = plus_oracle.OracleRequest(tasks[-1].reference, ep, row["plus_input"])
+            request = plus_oracle.OracleRequest(tasks[-1].reference, ep, row["plus_input"], atol=row["atol"])
+            plus[row["task_id"]] = request
     return with_plus_data(select(tasks), plus, cache_dir)
 
 
@@ -242,13 +243,13 @@ def load_mbppplus(path: str = "", select: Selection = _every_task,
         suites = {
             "visible": _assert_tests(row["prompt"].splitlines(), "example"),
             "hidden": _assert_tests(row["assertion"].splitlines(), "assertion"),
-            "properties": differential_suite(ep, row["atol"], mbpp_comparison(ep)) if row["plus_input"] else "",
+            "properties": "",  # with_plus_data writes it, for the table of expected outputs
         }
         tasks.append(_task(row["task_id"], ep, row["prompt"], row["canonical_solution"], suites, str(file)))
         if row["plus_input"]:
             convert, compare = mbpp_input_conversion(row["task_id"]), mbpp_comparison(ep)
             plus[row["task_id"]] = plus_oracle.OracleRequest(row["canonical_solution"], ep, row["plus_input"],
-                                                             convert, compare)  # fmt: skip
+                                                             convert, compare, row["atol"])  # fmt: skip
     return with_plus_data(select(tasks), plus, cache_dir)
 
 

@@ -46,7 +46,7 @@ class Task:
 
     `suites` maps a suite name (see SUITES) to the source of a pytest module body. Each suite
     module is run with the candidate's `entry_point` already imported by name, `reference`
-    importable as a module, and the usual test helpers in scope (see suites.suite_module).
+    importable as a module, and the usual test helpers in scope (see judging.suite_module).
     """
 
     kind: ClassVar[str] = "function"

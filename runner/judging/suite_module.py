@@ -17,7 +17,6 @@ from __future__ import annotations
 import ast
 import functools
 import re
-from pathlib import Path
 
 from runner.tasks.model import Task
 
@@ -83,17 +82,6 @@ def uses_hypothesis(body: str) -> bool:
         if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "hypothesis":
             return True
     return False
-
-
-@functools.cache
-def guard_source() -> str:
-    """Source of runner/suites/candidate_guard.py, shipped into every sandbox job as candidate_guard.py.
-
-    Read once per process (the worker reads it before forking: a sandboxed child may not be able to).
-    """
-    from runner.suites import candidate_guard
-
-    return Path(candidate_guard.__file__).read_text(encoding="utf-8")
 
 
 def suite_file_name(suite: str) -> str:
