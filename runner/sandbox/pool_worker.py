@@ -26,7 +26,7 @@ class WorkerDied(RuntimeError):
     """A worker process ended or stopped answering."""
 
 
-class ForkedProcess:
+class _ForkedProcess:
     """A worker the pool's zygote forked: not the pool's child, so it is watched through a pidfd.
 
     Until the worker's hello names its pid, stopping it means stopping the whole zygote group.
@@ -98,7 +98,7 @@ class PoolWorker:
             self.requests, self.replies = self.proc.stdin, self.proc.stdout
             _send_limits(self.requests, limits)
         else:
-            self.proc = ForkedProcess(zygote)
+            self.proc = _ForkedProcess(zygote)
             self.requests, self.replies = os.fdopen(pipes[0], "wb"), os.fdopen(pipes[1], "rb")
         self.reply_fd = self.replies.fileno()  # read with os.read: the buffered object is never read from
         self.closed = False
@@ -110,7 +110,7 @@ class PoolWorker:
             if not isinstance(hello, dict) or not hello.get("ready"):
                 self.kill()
                 raise WorkerDied(f"worker failed to start: {hello!r}")
-            if isinstance(self.proc, ForkedProcess):
+            if isinstance(self.proc, _ForkedProcess):
                 self.proc.attach(hello["pid"])
             self.hello = hello
         return self.hello
@@ -193,7 +193,7 @@ class PoolWorker:
             pass
         self.kill()
         self.replies.close()
-        if isinstance(self.proc, ForkedProcess):
+        if isinstance(self.proc, _ForkedProcess):
             self.proc.release()
 
 
