@@ -222,7 +222,9 @@ def _composed() -> dict:
 
 
 def _key_table(keys: list[Key], composed: dict) -> list[str]:
-    rows = ["| key | type | default | what it is |", "| --- | --- | --- | --- |"]
+    from runner.validation import rule_text  # the choices of an enum field, or the rule beside a field
+
+    rows = ["| key | type | default | allowed | what it is |", "| --- | --- | --- | --- | --- |"]
     for key in keys:
         node: Any = composed
         for part in key.name.split("."):
@@ -231,7 +233,8 @@ def _key_table(keys: list[Key], composed: dict) -> list[str]:
         default = _code(_show(node))
         if _show(node) != schema_default:
             default += f" (schema: {_code(schema_default)})"
-        rows.append(f"| `{key.name}` | `{_cell(key.type)}` | {default} | {_cell(key.comment)} |")
+        allowed = _cell(rule_text(key.name) or "")
+        rows.append(f"| `{key.name}` | `{_cell(key.type)}` | {default} | {allowed} | {_cell(key.comment)} |")
     return rows
 
 

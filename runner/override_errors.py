@@ -32,8 +32,12 @@ def message(exc: BaseException) -> str:
     cause = exc.__cause__
     key = getattr(cause, "full_key", None)
     text = str(exc)
-    if key and text.startswith("Error merging override "):  # a value of the wrong type
+    if key and text.startswith("Error merging override "):  # a value of the wrong type, or not one of the choices
+        from runner.validation import choices, not_a_choice
+
         given = text[len("Error merging override ") :].partition("=")[2]
+        if (allowed := choices(str(key))) is not None:
+            return not_a_choice(str(key), given, allowed)
         return f"{key}={given}: {given!r} is not {_kind(key)}; {key} takes {_allowed(key)}"
     if key and text.startswith("Could not override "):  # an unknown key
         from runner.validation import unknown_key

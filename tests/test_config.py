@@ -5,11 +5,14 @@ import sys
 from pathlib import Path
 
 import pytest
-from hydra.errors import ConfigCompositionException
+from hydra.errors import ConfigCompositionException, HydraException
+from omegaconf import OmegaConf
 from omegaconf.errors import ConfigKeyError, ValidationError
 
-from runner.config import Config, GateConfig
-from runner.validation import ConfigError, typed_config
+from runner.config import BackendName, Config, GateConfig
+from runner.generation.backends import BACKENDS
+from runner.override_errors import message as one_line_message
+from runner.validation import ConfigError, _schema_fields, rule_text, typed_config
 from tests.conftest import compose_config
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -116,9 +119,29 @@ def test_sweep_expands_to_four_jobs_that_fail_cleanly_without_ollama(tmp_path):
     ],
 )
 def test_nonsense_values_and_appended_keys_fail_in_one_line(override, message):
-    with pytest.raises(ConfigError) as info:
+    # A choice outside an enum field's fails as Hydra composes; a range as the config is typed: one line either way.
+    with pytest.raises((ConfigError, HydraException)) as info:
         typed_config(compose_config([override]))
-    assert message in str(info.value) and "\n" not in str(info.value)
+    assert message in one_line_message(info.value) and "\n" not in one_line_message(info.value)
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "allowed"),
+    [("gate.mode", "warn", "enforce, report"), ("task_set.importer", "csv", "yaml, humaneval"),
+     ("repo.answer", "patch", "diff, files"), ("gold.on_failure", "skip", "exclude, abort")],
+)  # fmt: skip
+def test_a_choice_read_from_a_composed_file_fails_like_an_override(key, value, allowed):
+    composed = OmegaConf.create(OmegaConf.to_container(compose_config([])))  # untyped, as cached
+    OmegaConf.update(composed, key, value)
+    with pytest.raises(ConfigError, match=rf"^{key}='{value}' is not allowed; it must be one of {allowed}"):
+        typed_config(composed)
+
+
+def test_every_ruled_field_and_every_choice_has_its_rule_text():
+    fields = [key for key, _, _ in _schema_fields()]
+    assert rule_text("sampling.top_p") == "in (0, 1]" and rule_text("gate.mode") == "one of enforce, report"
+    assert rule_text("sampling.stop") is None and {"backend.timeout_s", "seed", "repo.answer"} <= set(fields)
+    assert set(BACKENDS) == set(BackendName)  # every choice of backend.name has its builder
 
 
 def test_typed_config_gives_the_dataclasses():

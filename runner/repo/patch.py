@@ -20,7 +20,6 @@ from runner.tasks.repo_task import RepoTask
 
 TEST_CONFIG_FILES = ("conftest.py", "pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml")
 """Files that change how pytest collects or reports: never changed by an answer, wherever they are."""
-ANSWER_MODES = ("diff", "files")
 
 
 class GitMissing(RuntimeError):

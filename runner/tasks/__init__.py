@@ -5,12 +5,11 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import Path
 
-from runner.config import TaskSetConfig
+from runner.config import Importer, TaskSetConfig
 from runner.tasks.loader import TaskError, load_task_dir
 from runner.tasks.model import SUITES, Task, task_set_hash
 
-IMPORTERS = ("yaml", "humaneval", "humanevalplus", "humanevalplus_mini", "mbppplus", "mbpp")
-EVALPLUS_IMPORTERS = ("humanevalplus", "humanevalplus_mini", "mbppplus")
+EVALPLUS_IMPORTERS = (Importer.humanevalplus, Importer.humanevalplus_mini, Importer.mbppplus)
 """Task sets whose hidden suite is EvalPlus's `base` and whose properties suite its `plus` inputs."""
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,20 +26,18 @@ def load_task_set(cfg: TaskSetConfig, cache_dir: str | Path = ".cache/runner") -
     def select(tasks: list[Task]) -> list[Task]:
         return select_tasks(tasks, list(cfg.ids), cfg.limit, cfg.created_after)
 
-    if cfg.importer == "yaml":
+    if cfg.importer == Importer.yaml:
         path = Path(cfg.path)
         if not path.is_absolute() and not path.exists():
             path = PROJECT_ROOT / path
         tasks = load_task_dir(path)
-    elif cfg.importer in IMPORTERS:
+    else:
         from runner.tasks import importers
 
-        loader = getattr(importers, f"load_{cfg.importer}")
+        loader = getattr(importers, f"load_{Importer(cfg.importer).value}")
         if cfg.importer in EVALPLUS_IMPORTERS:
             return loader(cfg.path, select=select, cache_dir=cache_dir)
         tasks = loader(cfg.path)
-    else:
-        raise TaskError(cfg.path, "task_set.importer", f"unknown importer {cfg.importer!r}; use one of {IMPORTERS}")
     return select(tasks)
 
 

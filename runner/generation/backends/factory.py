@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from runner.config import BackendConfig, ModelConfig
+from runner.config import BackendConfig, BackendName, ModelConfig
 from runner.generation.backends.base import Backend, BackendError
 from runner.generation.backends.server_pool import spread_backend
 
@@ -34,12 +34,13 @@ def _replay(backend: BackendConfig, model: ModelConfig) -> Backend:
 
 
 # Imported lazily so that e.g. the replay backend does not load llama.cpp's native library.
-BACKENDS: dict[str, Callable[[BackendConfig, ModelConfig], Backend]] = {
-    "ollama": _ollama,
-    "openai": _openai,
-    "llamacpp": _llamacpp,
-    "replay": _replay,
+BACKENDS: dict[BackendName, Callable[[BackendConfig, ModelConfig], Backend]] = {
+    BackendName.ollama: _ollama,
+    BackendName.openai: _openai,
+    BackendName.llamacpp: _llamacpp,
+    BackendName.replay: _replay,
 }
+"""One builder per `BackendName` (the schema's choices; a test holds the two equal)."""
 
 
 def make_backend(backend: BackendConfig, model: ModelConfig) -> Backend:
