@@ -102,7 +102,7 @@ def print_spreads(pool: WorkerPool, tasks: list, label: str, repeats: int) -> No
 
 def print_pairs(pool: WorkerPool, seed: dict, cache_dir: Path) -> None:
     """The known slow and fast answers with their ratios to the reference, and whether each pair ranks right."""
-    from runner.cache import Cache
+    from runner.caches.content import Cache
     from tests.test_efficiency_measure import FAST, SLOW
 
     cache, cfg = Cache(cache_dir), EfficiencyConfig(enabled=True, budget=1000.0)

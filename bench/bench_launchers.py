@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from runner.records import read_attempts  # noqa: E402
-from runner.tracking import PARENT_ENV, SWEEP_ENV  # noqa: E402
+from runner.tracking.runs import PARENT_ENV, SWEEP_ENV  # noqa: E402
 from tests.cluster_servers import RayHead, TrackingServer  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
 

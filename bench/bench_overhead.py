@@ -33,7 +33,7 @@ from pathlib import Path
 
 from runner.compose import compose_with_hydra
 from runner.generation.backends import GenerationOptions, make_backend
-from runner.job import run_job
+from runner.job.run import run_job
 from runner.records import read_attempts
 from runner.validation import typed_config
 

@@ -1,4 +1,4 @@
-"""What tracing every attempt (runner.traces, `tracking.traces`) costs the default job.
+"""What tracing every attempt (runner.tracking.traces, `tracking.traces`) costs the default job.
 
 Without a job folder, the script first runs the default job (`python -m runner`: seed-10 tasks, SmolLM2-135M
 via llama.cpp, one repair round) into a temporary store and times its wall clock. Then, in interleaved
@@ -28,10 +28,10 @@ from omegaconf import OmegaConf
 
 from runner.config import Config
 from runner.records import read_attempts
-from runner.run_views import log_job_views
-from runner.scoring import task_table
+from runner.results.scoring import task_table
 from runner.tasks import load_task_set
-from runner.tracking import JobRun
+from runner.tracking.run_views import log_job_views
+from runner.tracking.runs import JobRun
 
 ROOT = Path(__file__).resolve().parents[1]
 

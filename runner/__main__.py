@@ -5,7 +5,7 @@ unscored (backend or harness errors) or tasks were excluded by the gold check; 1
 (bad config, bad task file, unreachable backend, unusable tracking store), said in one line on stderr;
 130 on Ctrl-C (SIGINT) and 143 on SIGTERM, after the sandbox workers are stopped (records written so far
 stay in attempts.jsonl). A job that stops on bad input before any work leaves no folder and no MLflow
-run (runner.unstarted). Each phase of a job's start is a line on stderr (runner.phases).
+run (runner.job.unstarted). Each phase of a job's start is a line on stderr (runner.job.phases).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from runner import interrupt
-from runner.phases import ComposingNotice
+from runner.job.phases import ComposingNotice
 
 STARTED_AT = time.time()  # before Hydra makes the job's folder: anything older there is not this job's
 FULL_ERROR = "HYDRA_FULL_ERROR"
@@ -41,14 +41,14 @@ def main() -> None:
 
 def job(cfg) -> int:
     """Run one job of the experiment the config declares."""
-    ComposingNotice.cancel()  # the job says what it does from here (runner.phases)
+    ComposingNotice.cancel()  # the job says what it does from here (runner.job.phases)
     from hydra.core.hydra_config import HydraConfig
     from hydra.types import RunMode
 
     from runner.generation.backends.base import BackendError
-    from runner.job import JobError, NotStarted, run_job
+    from runner.job.run import JobError, NotStarted, run_job
+    from runner.job.unstarted import discard
     from runner.tasks import TaskError
-    from runner.unstarted import discard
     from runner.validation import ConfigError, typed_config
 
     for chatty in QUIET_LOGGERS:  # Hydra's console handler shows INFO; these say it for every request
@@ -83,7 +83,7 @@ def _reported(exc: Exception) -> str | None:
     from omegaconf.errors import OmegaConfBaseException
 
     from runner.generation.backends.base import BackendError
-    from runner.job import JobError
+    from runner.job.run import JobError
     from runner.override_errors import message
     from runner.tasks import TaskError
     from runner.validation import ConfigError

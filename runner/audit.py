@@ -78,7 +78,7 @@ def log_to_mlflow(
     """Log one MLflow run for this audit (experiment `<tracking.experiment>-audit`); return its id."""
     import mlflow
 
-    from runner.tracking import ensure_store
+    from runner.tracking.runs import ensure_store
 
     uri = tracking.uri
     store = TrackingConfig(True, uri, f"{tracking.experiment}-audit", tracking.artifact_root)

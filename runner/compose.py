@@ -19,8 +19,8 @@ from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
-from runner.cache import write_atomic
-from runner.user_cache import user_cache_dir
+from runner.caches.content import write_atomic
+from runner.caches.user_dir import user_cache_dir
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 CONF_DIR = PACKAGE_DIR.parent / "conf"

@@ -205,7 +205,7 @@ class TrackingConfig:
     uri: str = ruled(TEXT, "sqlite:///mlruns/mlflow.db")
     experiment: str = ruled(TEXT, "runner")
     artifact_root: str = "mlruns/artifacts"
-    traces: bool = True  # every attempt as an MLflow trace in the job's run (runner.traces); false: none
+    traces: bool = True  # every attempt as an MLflow trace in the job's run (runner.tracking.traces); false: none
 
 
 @dataclass

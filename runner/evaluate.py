@@ -44,17 +44,17 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.cache import Cache
+from runner.caches.content import Cache
 from runner.cli import Option, UsageError, boolean, parse_args
 from runner.compose import compose_config
 from runner.config import Config, GateConfig
 from runner.efficiency.cost import Efficiency
-from runner.gold import with_reference_limits
+from runner.job.progress import Progress
+from runner.judging.gold_check import with_reference_limits
 from runner.judging.judge import judge
 from runner.outcome import Verdict
-from runner.progress import Progress
 from runner.records import AttemptRecord
-from runner.scoring import COMPLIANT, EVALPLUS_LEVELS, metric_key, summarize
+from runner.results.scoring import COMPLIANT, EVALPLUS_LEVELS, metric_key, summarize
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ if TYPE_CHECKING:
 
 PASS_AT_K = (1, 10, 100)
 LEVEL_NAMES = {"base": "base", "base_plus": "base+plus"}
-"""EvalPlus's names for its scores (runner.scoring.EVALPLUS_LEVELS)."""
+"""EvalPlus's names for its scores (runner.results.scoring.EVALPLUS_LEVELS)."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +169,7 @@ def result_row(sample: InputSample, task: Task, verdict: Verdict, suites: tuple[
 
 
 def _record(sample: InputSample, verdict: Verdict, efficiency: Efficiency | None = None) -> AttemptRecord:
-    """A sample's verdict as the attempt record runner.scoring reads (one attempt, no generation)."""
+    """A sample's verdict as the attempt record runner.results.scoring reads (one attempt, no generation)."""
     return AttemptRecord(task_id=sample.task_id, sample=sample.completion_id, attempt=0, seed=0, model="",
                          messages=[], options={}, response="", code=sample.code, outcome=verdict.outcome,
                          final=True, suites=verdict.suite_passed(), violations=list(verdict.violations),
@@ -201,9 +201,9 @@ def measure_passing(
 
 def efficiency_table(samples: list[InputSample], verdicts: list[Verdict], efficiencies: list[Efficiency | None],
                      cfg: Config) -> str:  # fmt: skip
-    """The printed efficiency headline and per-task table (runner.efficiency.tables) of the measured samples."""
-    from runner.efficiency.scores import score_records
-    from runner.efficiency.tables import headline, task_lines
+    """The printed efficiency headline and per-task table (runner.results.efficiency_tables) of the measured samples."""
+    from runner.results.efficiency_scores import score_records
+    from runner.results.efficiency_tables import headline, task_lines
 
     records = [_record(s, v, e) for s, v, e in zip(samples, verdicts, efficiencies, strict=True)]
     e, level = cfg.efficiency, cfg.scoring.ci_level
@@ -215,7 +215,7 @@ def efficiency_table(samples: list[InputSample], verdicts: list[Verdict], effici
 
 
 def score(samples: list[InputSample], verdicts: list[Verdict], levels: tuple[str, ...] = ()) -> dict[str, float]:
-    """runner.scoring's metrics of the verdicts: pass@k (k in PASS_AT_K, where every task has k scored
+    """runner.results.scoring's metrics of the verdicts: pass@k (k in PASS_AT_K, where every task has k scored
     samples) with bootstrap CIs, also at the extra suite `levels` (e.g. EvalPlus's base, base_plus)."""
     records = [_record(s, v) for s, v in zip(samples, verdicts, strict=True)]
     return summarize(records, ks=PASS_AT_K, levels=("all", COMPLIANT, *levels))

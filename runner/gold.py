@@ -1,170 +1,19 @@
-"""Gold check: every task's reference, run as the candidate, must pass all of its suites.
-
-The reference goes through exactly the gate its task set uses (profile and mode): in enforce mode a
-reference its own gate rejects is `policy_rejected`, never ok; in report mode its violations are named
-in the detail of an ok row.
-
-A task whose reference fails is a task or environment defect, never a model failure. Statuses:
-ok, env_missing_module, env_import_error, no_tests_collected, test_failed, timeout, and otherwise
-the verdict's own outcome (resource_exceeded, harness_error, signature_mismatch, ...). Repo tasks
-(runner.repo.gold) add env_build_failed, fail_to_pass_already_pass, patch_failed and patch_forbidden.
+"""`python -m runner.gold`: the gold check of a task set, a row per task (what it checks: runner.judging.gold_check).
 
     python -m runner.gold task_set=seed10 [out=FILE] [workers=N] [other Hydra overrides]
+
+Exit status 1 when any task's reference fails.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import re
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from runner.cache import Cache, content_key
 from runner.cli import Option, parse_args
 from runner.compose import compose_config
-from runner.config import GateConfig
-from runner.fingerprint import harness_fingerprint
-from runner.judging.judge import judge
-from runner.judging.reference_limits import cpu_limits, with_cpu_limit
-from runner.outcome import Outcome, Verdict
-from runner.tasks.model import Task, task_set_hash
-from runner.tasks.repo_task import RepoTask
-
-if TYPE_CHECKING:
-    from runner.repo.env import Environments
-
-PIP_NAMES = {
-    "yaml": "PyYAML",
-    "sklearn": "scikit-learn",
-    "cv2": "opencv-python",
-    "PIL": "Pillow",
-    "bs4": "beautifulsoup4",
-    "dateutil": "python-dateutil",
-    "attr": "attrs",
-    "Crypto": "pycryptodome",
-    "skimage": "scikit-image",
-    "dotenv": "python-dotenv",
-}
-"""Import name -> pip distribution name, where they differ."""
-
-_MISSING = re.compile(r"No module named '([\w.]+)'|module missing: ([\w.]+)")
-_IMPORT_ERROR = re.compile(r"\bImportError\b|cannot import name")
-
-
-GOLD_ROWS = "gold rows: task_id, status, detail, seconds"
-"""What a cached gold-check row holds; part of its cache key, so rows of an older shape are made again."""
-
-
-@dataclass(frozen=True)
-class GoldResult:
-    """One task's gold status; `modules` names missing modules (env_missing_module only)."""
-
-    task_id: str
-    status: str
-    detail: str = ""
-    modules: tuple[str, ...] = ()
-    seconds: float = 0.0
-    """How long the reference's run took (function tasks that passed): the base of their time limits."""
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-
-def pip_name(module: str) -> str:
-    """The pip distribution that provides top-level `module`: the table's, else the module's own name with
-    `_` written `-` (PyPI treats them alike). A guess for any module the table does not know."""
-    top = module.split(".")[0]
-    return PIP_NAMES.get(top, top.replace("_", "-"))
-
-
-def missing_modules(task_id: str, modules: tuple[str, ...]) -> GoldResult:
-    """The env_missing_module result naming each module and the pip name that provides it."""
-    names = ", ".join(f"{m} (pip install {pip_name(m)})" for m in modules)
-    return GoldResult(task_id, "env_missing_module", f"missing module(s): {names}", modules)
-
-
-def _texts(verdict: Verdict) -> list[str]:
-    texts = [verdict.detail]
-    for suite in verdict.suites.values():
-        texts.append(suite.detail)
-        texts.extend(t.message for t in suite.tests)
-    return texts
-
-
-def classify(task_id: str, verdict: Verdict) -> GoldResult:
-    """The gold status of a task from the verdict of its reference."""
-    if verdict.outcome is Outcome.PASSED:
-        return GoldResult(task_id, "ok")
-    texts = _texts(verdict)
-    found = {a or b for text in texts for a, b in _MISSING.findall(text)}
-    modules = tuple(sorted({m.split(".")[0] for m in found}))
-    if modules:
-        return missing_modules(task_id, modules)
-    if any(_IMPORT_ERROR.search(text) for text in texts):
-        return GoldResult(task_id, "env_import_error", verdict.detail)
-    empty = [name for name, s in verdict.suites.items() if not s.passed and not s.tests]
-    if empty and verdict.outcome is not Outcome.TIMEOUT:
-        if all("no tests" in verdict.suites[name].detail.lower() for name in empty):
-            return GoldResult(task_id, "no_tests_collected", "no tests collected in: " + ", ".join(empty))
-    if verdict.outcome is Outcome.TIMEOUT:
-        return GoldResult(task_id, "timeout", verdict.detail)
-    if verdict.outcome in (Outcome.FAILED, Outcome.ERROR):
-        return GoldResult(task_id, "test_failed", verdict.detail)
-    return GoldResult(task_id, verdict.outcome.value, verdict.detail)
-
-
-def gold_rows(tasks: list, cache: Cache, key_parts: tuple, check: Callable[[list], list[GoldResult]]):
-    """The gold check's rows (task_id, status, detail, seconds) for `tasks`: cached under the harness, the tasks'
-    content and `key_parts` (limits, gate, ...), else made by `check(tasks)` and cached; and whether cached."""
-    key = content_key(harness_fingerprint(), task_set_hash(tasks), *key_parts, GOLD_ROWS)
-    rows = cache.get("gold", key)
-    if rows is not None:
-        return rows, True
-    rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail, "seconds": r.seconds} for r in check(tasks)]
-    return cache.put("gold", key, rows), False
-
-
-def with_reference_limits(tasks: dict[str, Task], pool, gate: GateConfig, cache: Cache, threads: int = 4):
-    """`tasks` (id -> task) with the CPU limits their references' gold-check times give
-    (runner.judging.reference_limits), the gold check cached as a job caches it; and the failing rows."""
-    key_parts = (asdict(pool.limits), asdict(gate))
-    rows, _ = gold_rows(list(tasks.values()), cache, key_parts, lambda ts: gold_check(ts, pool, gate, threads))
-    limits = cpu_limits(rows)
-    return {i: with_cpu_limit(t, limits) for i, t in tasks.items()}, [r for r in rows if r["status"] != "ok"]
-
-
-def gold_check(tasks: list[Task | RepoTask], pool, gate: GateConfig | None = None, threads: int = 4,
-               envs: Environments | None = None, repo_timeout_s: float = 60.0) -> list[GoldResult]:  # fmt: skip
-    """Run each task's reference through `gate` (None: gate off) and all of its suites, and each repo task's
-    check (runner.repo.gold, environments from `envs`); results in task order."""
-    gate = gate if gate is not None else GateConfig(name="off", enabled=False)
-
-    def one(task: Task | RepoTask) -> GoldResult:
-        if task.kind == "repo":
-            return _repo_result(task, pool, envs, repo_timeout_s)
-        verdict = judge(task, task.reference, pool, gate)
-        result = classify(task.id, verdict)
-        if result.ok and verdict.violations:
-            found = "; ".join(f"rule {v['rule']} at line {v['line']}" for v in verdict.violations)
-            result = GoldResult(task.id, "ok", f"gate violations (reported only): {found}")
-        return dataclasses.replace(result, seconds=round(verdict.duration_s, 4)) if result.ok else result
-
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
-        return list(executor.map(one, tasks))
-
-
-def _repo_result(task: RepoTask, pool, envs: Environments | None, timeout_s: float) -> GoldResult:
-    from runner.repo.gold import check_repo_task
-
-    if envs is None:
-        raise ValueError("gold_check needs `envs` for repo tasks")
-    status, detail, modules = check_repo_task(task, pool, envs, timeout_s)
-    return missing_modules(task.id, modules) if modules else GoldResult(task.id, status, detail)
+from runner.judging.gold_check import GoldResult, gold_check, pip_name
 
 
 def _table(results: list[GoldResult]) -> str:

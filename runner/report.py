@@ -7,7 +7,7 @@
 A path that is a job folder (attempts.jsonl, config.yaml or .hydra/config.yaml: a job that failed or was
 killed is read too, with what it recorded) is read as one job; any other path is a sweep folder whose job
 subfolders are read. Each job's model name, seed, task set and scoring settings come from the config as
-the job resolved it (runner.job_results), falling back to the records themselves; any extra metric its
+the job resolved it (runner.results.job_folder), falling back to the records themselves; any extra metric its
 summary.json has (e.g. policy-compliant pass@k) is shown too. Writes report.md, report.json,
 pass_counts.png, task_heatmap.png and, under figures/, the job's pass_at_1.png and task_outcomes.png (one
 job) or sweep_pass_at_1.png and sweep_paired.png (several), and where answers were measured for efficiency
@@ -26,17 +26,17 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-from runner.compare import compare_jobs, seed_spread
-from runner.datasets_logged import DATASET_FILE
-from runner.efficiency.figure import EFFICIENCY, has_efficiency, write_efficiency_figure
-from runner.efficiency.scores import score_records
-from runner.efficiency.tables import headline, ratio_text, task_lines
-from runner.figures import plot_pass_counts, plot_task_heatmap, scope
-from runner.job_figures import write_job_figures
-from runner.job_results import FINISHED, Job, find_job_dirs, load_job, natural_key
 from runner.records import AttemptRecord
-from runner.scoring import scoring_notes, summarize
-from runner.sweep_figures import write_sweep_figures
+from runner.results.compare import compare_jobs, seed_spread
+from runner.results.datasets import DATASET_FILE
+from runner.results.efficiency_figure import EFFICIENCY, has_efficiency, write_efficiency_figure
+from runner.results.efficiency_scores import score_records
+from runner.results.efficiency_tables import headline, ratio_text, task_lines
+from runner.results.job_figures import write_job_figures
+from runner.results.job_folder import FINISHED, Job, find_job_dirs, load_job, natural_key
+from runner.results.report_figures import plot_pass_counts, plot_task_heatmap, scope
+from runner.results.scoring import scoring_notes, summarize
+from runner.results.sweep_figures import write_sweep_figures
 
 
 def _pct(x: float | None) -> str:
@@ -151,7 +151,7 @@ _STAGE_LABELS = {"first": "first attempt", "repair": "after repair"}
 
 
 def _compare_lines(comparisons: list[dict]) -> list[str]:
-    """One line per paired comparison (runner.compare.compare_jobs)."""
+    """One line per paired comparison (runner.results.compare.compare_jobs)."""
     lines = []
     for r in comparisons:
         seed_a, seed_b = r["seed_a"], r["seed_b"]
@@ -171,7 +171,7 @@ def _compare_lines(comparisons: list[dict]) -> list[str]:
             f"{100 * r['diff_ci_high']:+.1f}], discordant {r['b']} ({r['model_a']} only) / {r['c']} "
             f"({r['model_b']} only), exact McNemar p = {r['mcnemar_p']:.3g} ({r['tasks']} tasks)"
         )
-        if "efficiency_ratio" in r:  # runner.efficiency.scores.paired_efficiency
+        if "efficiency_ratio" in r:  # runner.results.efficiency_scores.paired_efficiency
             ratio = ratio_text(r["efficiency_ratio"], r["efficiency_ratio_ci_low"], r["efficiency_ratio_ci_high"],
                                r["ci_level"])  # fmt: skip
             lines.append(
@@ -182,7 +182,7 @@ def _compare_lines(comparisons: list[dict]) -> list[str]:
 
 
 def _efficiency_lines(jobs: list[Job]) -> list[str]:
-    """Per run that measured efficiency: its headline and per-task table (runner.efficiency.tables)."""
+    """Per run that measured efficiency: its headline and per-task table (runner.results.efficiency_tables)."""
     lines = []
     for j in jobs:
         if j.metrics.get("efficiency_passes"):

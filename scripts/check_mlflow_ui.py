@@ -54,9 +54,9 @@ def populate_demo(directory: Path, experiment: str) -> str:
 
     from runner.config import Config, ModelConfig, TrackingConfig
     from runner.records import AttemptRecord
-    from runner.scoring import summarize, task_table
-    from runner.sweep_callback import MlflowSweepCallback
-    from runner.tracking import log_job
+    from runner.results.scoring import summarize, task_table
+    from runner.tracking.runs import log_job
+    from runner.tracking.sweep_callback import MlflowSweepCallback
 
     directory.mkdir(parents=True, exist_ok=True)
     uri = f"sqlite:///{directory.resolve()}/mlflow.db"

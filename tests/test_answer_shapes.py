@@ -14,7 +14,7 @@ import pytest
 from runner.generation.extract import extract
 from runner.generation.prompts import answer_text
 from runner.generation.sanitize import NOTE_PREFIX, sanitized
-from runner.job import run_job
+from runner.job.run import run_job
 from runner.records import AttemptRecord, read_attempts
 from scripts.record_answer_shapes import shapes
 from tests.conftest import datasets_available, typed_test_config

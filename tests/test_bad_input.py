@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.phases import is_phase_line
+from runner.job.phases import is_phase_line
 from runner.tasks.datasets import DATASETS_ENV, FILES
 from tests.fake_openai import FakeOpenAI
 

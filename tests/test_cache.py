@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.cache import Cache, write_atomic
+from runner.caches.content import Cache, write_atomic
 
 WRITERS = 6
 BIG = 2_000_000  # characters: a write that takes long enough for a reader to come in half-way

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.tracking import PARENT_ENV, SWEEP_ENV
+from runner.tracking.runs import PARENT_ENV, SWEEP_ENV
 from tests.cluster_servers import ROOT, RayHead, TrackingServer, cluster_skip_reason
 from tests.fake_openai import FakeOpenAI
 
@@ -59,9 +59,9 @@ def run_tree(client: MlflowClient) -> tuple:
 
 
 def assert_job_logged(client: MlflowClient, run, tmp: Path) -> None:
-    """The run holds every metric of the job's summary.json that a run logs (runner.run_views.mlflow_metrics:
+    """The run holds every metric of the job's summary.json that a run logs (runner.tracking.run_views.mlflow_metrics:
     not the zero counts) and every artifact the job logs."""
-    from runner.run_views import mlflow_metrics
+    from runner.tracking.run_views import mlflow_metrics
 
     job_dir = Path(run.data.tags["runner.out_dir"])
     assert run.info.status == "FINISHED"

@@ -1,11 +1,11 @@
-"""Tests for runner.compare: exact McNemar, paired comparison and seed spread."""
+"""Tests for runner.results.compare: exact McNemar, paired comparison and seed spread."""
 
 from __future__ import annotations
 
 import pytest
 
-from runner.compare import mcnemar_p, paired_compare, seed_spread
 from runner.records import AttemptRecord
+from runner.results.compare import mcnemar_p, paired_compare, seed_spread
 
 
 def rec(task, outcome, sample=0, seed=1) -> AttemptRecord:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.phases import is_phase_line
+from runner.job.phases import is_phase_line
 from runner.tasks import datasets
 from runner.tasks.datasets import BASE_URL_ENV, DATASETS_ENV, FILES, DatasetError, locate
 

@@ -14,7 +14,7 @@ import jsonschema
 import pytest
 import yaml
 
-from runner.cache import Cache
+from runner.caches.content import Cache
 from runner.config import EfficiencyConfig
 from runner.efficiency.cost import ERROR, MEASURED, NO_PERF_INPUTS, TOO_SLOW, Efficiency
 from runner.efficiency.measure import measure_efficiency

@@ -7,7 +7,9 @@ import math
 import pytest
 
 from runner.efficiency.cost import ERROR, MEASURED, NO_PERF_INPUTS, TOO_SLOW, Cost, Efficiency
-from runner.efficiency.scores import (
+from runner.outcome import Outcome
+from runner.records import AttemptRecord, read_attempts
+from runner.results.efficiency_scores import (
     dps,
     efficiency_metrics,
     geo_mean,
@@ -17,8 +19,6 @@ from runner.efficiency.scores import (
     score_records,
     task_efficiency,
 )
-from runner.outcome import Outcome
-from runner.records import AttemptRecord, read_attempts
 
 REF = 1_000_000
 
@@ -137,8 +137,8 @@ def test_paired_efficiency_compares_the_tasks_both_measured():
 
 def test_summary_shows_an_efficiency_block_only_when_measured():
     from runner.compose import compose_config
-    from runner.scoring import summarize, task_table
-    from runner.summary import summary_table
+    from runner.results.scoring import summarize, task_table
+    from runner.results.summary import summary_table
 
     cfg = compose_config([])
     plain = [record("a", 0, 0, True), record("b", 0, 0, True, Outcome.FAILED)]
@@ -191,8 +191,8 @@ def test_seed10_turns_efficiency_on_and_the_benchmarks_leave_it_off():
 def test_the_figure_draws_every_task_of_every_run(tmp_path):
     from PIL import Image
 
-    from runner.efficiency.figure import efficiency_figure, write_efficiency_figure
-    from runner.job_results import Job
+    from runner.results.efficiency_figure import efficiency_figure, write_efficiency_figure
+    from runner.results.job_folder import Job
 
     a = Job(tmp_path, "m1", 1, [record("x", 0, 0, True, efficiency=measured(4.0)),
                                 record("y", 0, 0, True, efficiency=stopped(TOO_SLOW))], label="m1 s1")  # fmt: skip

@@ -1,11 +1,11 @@
-"""The ETA from measured throughput (runner.progress): never from the first sample alone, nor from the time
+"""The ETA from measured throughput (runner.job.progress): never from the first sample alone, nor from the time
 before the work began; "ETA estimating…" until there is enough to go on. Times are given, not slept."""
 
 import io
 
 import pytest
 
-from runner.progress import ESTIMATING, Progress, Throughput
+from runner.job.progress import ESTIMATING, Progress, Throughput
 
 
 class Clock:

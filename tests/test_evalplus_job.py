@@ -5,9 +5,9 @@ import json
 import mlflow
 import pytest
 
-from runner.job import run_job
-from runner.scoring import summarize
-from runner.summary import summary_table
+from runner.job.run import run_job
+from runner.results.scoring import summarize
+from runner.results.summary import summary_table
 from runner.tasks import subset_tag
 from tests.conftest import datasets_available, typed_test_config
 from tests.fake_ollama import FakeOllama

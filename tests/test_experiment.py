@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from runner.cache import Cache, content_key
-from runner.experiment import AttemptWriter, Experiment, sample_seed
+from runner.caches.content import Cache, content_key
 from runner.generation.backends.base import BackendError, Generation
+from runner.job.attempts import AttemptWriter, Experiment, sample_seed
 from runner.outcome import Outcome, SuiteResult, TestResult, Verdict
 from runner.records import read_attempts
 from runner.tasks.model import Task

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-import runner.fingerprint as fingerprint
-from runner.cache import Cache
-from runner.experiment import verdict_key
+import runner.caches.fingerprint as fingerprint
+from runner.caches.content import Cache
+from runner.job.attempts import verdict_key
 from runner.tasks.model import Task
 from tests.conftest import typed_test_config
 
-PACKAGE = Path(fingerprint.__file__).resolve().parent
+PACKAGE = fingerprint.PACKAGE_ROOT
 TASK = Task(id="add", entry_point="add", prompt="Add.", reference="def add(a, b):\n    return a + b\n",
             suites={"visible": "def test_v():\n    assert add(1, 2) == 3\n"})  # fmt: skip
 
@@ -45,7 +45,7 @@ def test_an_edited_judging_source_makes_the_cached_verdict_unreachable(harness_c
 
 def test_every_verdict_relevant_source_counts_and_reporting_does_not(harness_copy):
     sources = {str(p.relative_to(harness_copy)) for p in fingerprint.harness_sources(harness_copy)}
-    assert {"judging/judge.py", "tasks/importers.py", "suites/hypothesis_profile.py", "cache.py"} <= sources
+    assert {"judging/judge.py", "tasks/importers.py", "suites/hypothesis_profile.py", "caches/content.py"} <= sources
     first = fingerprint.harness_fingerprint()
     _edit(harness_copy / "report.py")
     assert fingerprint.harness_fingerprint() == first
@@ -60,12 +60,12 @@ def test_the_pytest_and_hypothesis_versions_are_part_of_it(monkeypatch):
 
 
 def test_the_gold_check_runs_again_after_a_harness_change(harness_copy, tmp_path, monkeypatch):
-    import runner.gold
-    from runner import job
+    from runner.job import run as job
+    from runner.judging import gold_check as gold
     from runner.sandbox.limits import Limits
 
     runs = []  # the gold check itself is tested in test_gold.py; here only whether its cached rows are reused
-    monkeypatch.setattr(runner.gold, "gold_check", lambda tasks, pool, gate: runs.append(len(tasks)) or [])
+    monkeypatch.setattr(gold, "gold_check", lambda tasks, pool, gate: runs.append(len(tasks)) or [])
     cfg, cache = typed_test_config(["gold.enabled=true"]), Cache(tmp_path / "cache")
     for _ in range(2):
         job._gold_gate(cfg, [TASK], None, Limits(), cache, tmp_path)

@@ -6,7 +6,7 @@ import pytest
 from runner.config import GateConfig
 from runner.judging.judge import judge, precheck, repair_allowed
 from runner.records import AttemptRecord
-from runner.scoring import summarize
+from runner.results.scoring import summarize
 from runner.tasks.model import Task
 from tests.conftest import compose_config
 

@@ -6,7 +6,8 @@ import time
 import pytest
 
 from runner.config import GateConfig
-from runner.gold import classify, gold_check, main, pip_name
+from runner.gold import main
+from runner.judging.gold_check import classify, gold_check, pip_name
 from runner.outcome import Outcome, SuiteResult, Verdict
 from runner.outcome import TestResult as Result
 from runner.tasks.importers import load_humaneval

@@ -7,9 +7,9 @@ the model in any message of any attempt.
 
 import asyncio
 
-from runner.cache import Cache, content_key
-from runner.experiment import AttemptWriter, Experiment
+from runner.caches.content import Cache, content_key
 from runner.generation.backends.base import Generation
+from runner.job.attempts import AttemptWriter, Experiment
 from runner.judging.judge import judge
 from runner.sandbox.pool import Limits, WorkerPool
 from runner.tasks.model import Task

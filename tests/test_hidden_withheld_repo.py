@@ -7,8 +7,8 @@ a generous repair budget must never show it to the model.
 
 import asyncio
 
-from runner.cache import Cache, content_key
-from runner.experiment import AttemptWriter, Experiment
+from runner.caches.content import Cache, content_key
+from runner.job.attempts import AttemptWriter, Experiment
 from runner.repo.judge import judge_repo
 from runner.sandbox.pool import Limits, WorkerPool
 from runner.tasks.repo_task import RepoTask

@@ -8,11 +8,11 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pytest
 
-from runner.compare import compare_jobs
-from runner.job_figures import MAX_SAMPLES_SHOWN, pass_at_1_figure, task_outcomes_figure
-from runner.job_results import INCOMPLETE, Job
-from runner.scoring import summarize
-from runner.sweep_figures import SWEEP_PAIRED, SWEEP_PASS_AT_1, write_sweep_figures
+from runner.results.compare import compare_jobs
+from runner.results.job_figures import MAX_SAMPLES_SHOWN, pass_at_1_figure, task_outcomes_figure
+from runner.results.job_folder import INCOMPLETE, Job
+from runner.results.scoring import summarize
+from runner.results.sweep_figures import SWEEP_PAIRED, SWEEP_PASS_AT_1, write_sweep_figures
 from tests.test_report import rec
 
 
@@ -85,7 +85,7 @@ def test_the_sweep_figures_fit_their_labels(tmp_path, models):
     ]
     written, notes = write_sweep_figures(jobs, compare_jobs(jobs), tmp_path)
     assert [p.name for p in written] == [SWEEP_PASS_AT_1, SWEEP_PAIRED] and notes == []
-    from runner.sweep_figures import sweep_paired_figure, sweep_pass_at_1_figure
+    from runner.results.sweep_figures import sweep_paired_figure, sweep_pass_at_1_figure
 
     for fig in (sweep_pass_at_1_figure(jobs), sweep_paired_figure(compare_jobs(jobs), jobs)):
         try:

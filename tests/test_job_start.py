@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.phases import is_phase_line
+from runner.job.phases import is_phase_line
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]

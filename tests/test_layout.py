@@ -39,7 +39,7 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def package_of(module: str) -> str:
-    """`runner.sandbox.worker` -> `runner.sandbox`; a top-level module (`runner.job`) is its own node."""
+    """`runner.sandbox.worker` -> `runner.sandbox`; a top-level module (`runner.job.run`) is its own node."""
     return ".".join(module.split(".")[:2])
 
 

@@ -2,7 +2,7 @@
 
 import io
 
-from runner.progress import Progress
+from runner.job.progress import Progress
 
 
 class Terminal(io.StringIO):

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.gold import gold_check
+from runner.judging.gold_check import gold_check
 from runner.sandbox.pool import Limits, WorkerPool
 from runner.tasks.loader import load_task_dir
 from tests.repo_fixtures import SHARED_ENVS, copy_set, environments

@@ -9,11 +9,11 @@ import matplotlib.pyplot as plt
 import pytest
 from omegaconf import OmegaConf
 
-from runner.compare import mcnemar_p
-from runner.figures import heatmap_figure, pass_counts_figure, scope
-from runner.job_results import load_job, natural_key
 from runner.records import AttemptRecord
 from runner.report import main, make_report
+from runner.results.compare import mcnemar_p
+from runner.results.job_folder import load_job, natural_key
+from runner.results.report_figures import heatmap_figure, pass_counts_figure, scope
 
 
 def rec(task, outcome, model, seed, attempt=0, final=True) -> AttemptRecord:
@@ -102,7 +102,7 @@ def test_report_without_jobs_fails_loudly(tmp_path):
 def test_report_from_mlflow_experiment(sweep, tmp_path):
     """Jobs logged to MLflow can be reported back from the store (--experiment)."""
     from runner.records import read_attempts
-    from runner.tracking import log_job
+    from runner.tracking.runs import log_job
 
     uri = f"sqlite:///{tmp_path}/store/mlflow.db"
     for job in sorted(sweep.glob("*_s1")):
@@ -229,7 +229,7 @@ def test_figure_titles_and_tables_name_the_task_set(sweep):
 
 
 def test_runs_that_scored_different_data_are_not_paired(sweep, capsys):
-    from runner.datasets_logged import write_dataset_file
+    from runner.results.datasets import write_dataset_file
 
     for name, digest in (("0_alpha_s1", "a" * 64), ("1_beta_s1", "b" * 64)):
         write_dataset_file(sweep / name, {"name": "seed10", "digest": digest, "tasks": 10, "subset": ""})
@@ -242,7 +242,7 @@ def test_runs_that_scored_different_data_are_not_paired(sweep, capsys):
 
 
 def test_runs_that_scored_the_same_data_are_paired(sweep):
-    from runner.datasets_logged import write_dataset_file
+    from runner.results.datasets import write_dataset_file
 
     for name in ("0_alpha_s1", "1_beta_s1"):
         write_dataset_file(sweep / name, {"name": "seed10", "digest": "c" * 64, "tasks": 10, "subset": ""})

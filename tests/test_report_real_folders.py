@@ -20,8 +20,8 @@ import pytest
 import yaml
 from mlflow.tracking import MlflowClient
 
-from runner.job_figures import pass_at_1_figure, task_outcomes_figure
-from runner.job_results import load_job
+from runner.results.job_figures import pass_at_1_figure, task_outcomes_figure
+from runner.results.job_folder import load_job
 from tests.fake_openai import FakeOpenAI
 from tests.test_job_lifecycle import wait_for
 
@@ -175,8 +175,8 @@ def test_a_sweep_writes_its_figures_logs_them_to_the_parent_and_the_report_reads
     first = [c for c in data["comparisons"] if c["stage"] == "first"]
     assert len(first) == 2 and all(c["diff"] == pytest.approx(-1 / 3) and (c["b"], c["c"]) == (0, 1) for c in first)
 
-    from runner.compare import compare_jobs
-    from runner.sweep_figures import sweep_paired_figure, sweep_pass_at_1_figure
+    from runner.results.compare import compare_jobs
+    from runner.results.sweep_figures import sweep_paired_figure, sweep_pass_at_1_figure
 
     loaded = [load_job(d) for d in sorted(p for p in sweep.iterdir() if (p / "attempts.jsonl").is_file())]
     for j in loaded:

@@ -1,4 +1,4 @@
-"""Tests for runner.scoring: pass@k against brute force, bootstrap coverage, summarize on handcrafted runs."""
+"""Tests for runner.results.scoring: pass@k against brute force, bootstrap coverage, summarize on handcrafted runs."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from mlflow.utils.validation import validate_param_and_metric_name
 
 from runner.records import AttemptRecord
-from runner.scoring import bootstrap_ci, group_samples, pass_at_k, scoring_notes, summarize, task_table
+from runner.results.scoring import bootstrap_ci, group_samples, pass_at_k, scoring_notes, summarize, task_table
 
 
 def rec(task, outcome, attempt=0, final=True, sample=0, suites=None, **kw) -> AttemptRecord:

@@ -7,7 +7,7 @@ import sqlite3
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.store import StoreError, prepare_sqlite_store
+from runner.tracking.local_store import StoreError, prepare_sqlite_store
 
 
 @pytest.fixture

@@ -1,7 +1,7 @@
 """The end-of-job summary: its headline counts scored samples only and names the unscored ones apart."""
 
-from runner.scoring import summarize, task_table
-from runner.summary import summary_table
+from runner.results.scoring import summarize, task_table
+from runner.results.summary import summary_table
 from tests.conftest import compose_config
 from tests.test_scoring import rec
 

@@ -11,9 +11,9 @@ import pytest
 from mlflow.tracking import MlflowClient
 from omegaconf import open_dict
 
-from runner.store import is_locked, prepare_sqlite_store, retry_locked, tracking_client
-from runner.sweep_callback import MlflowSweepCallback, SweepError
-from runner.tracking import PARENT_ENV, SWEEP_ENV, SWEEP_TAG, JobRun, ensure_store
+from runner.tracking.local_store import is_locked, prepare_sqlite_store, retry_locked, tracking_client
+from runner.tracking.runs import PARENT_ENV, SWEEP_ENV, SWEEP_TAG, JobRun, ensure_store
+from runner.tracking.sweep_callback import MlflowSweepCallback, SweepError
 from tests.test_tracking import make_cfg, sweep_cfg
 
 

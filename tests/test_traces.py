@@ -16,9 +16,9 @@ from pathlib import Path
 import mlflow
 import pytest
 
-from runner.datasets_logged import DatasetMismatch, dataset_mismatch, require_same_dataset, same_dataset
 from runner.records import read_attempts
-from runner.run_views import SAMPLES_TABLE, mlflow_metrics, sample_rows
+from runner.results.datasets import DatasetMismatch, dataset_mismatch, require_same_dataset, same_dataset
+from runner.tracking.run_views import SAMPLES_TABLE, mlflow_metrics, sample_rows
 from tests.fake_openai import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -1,4 +1,4 @@
-"""Tests for runner.tracking and runner.sweep_callback against a real MLflow SQLite store in tmp_path."""
+"""Tests for runner.tracking.runs and runner.tracking.sweep_callback against a real MLflow SQLite store in tmp_path."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from omegaconf import OmegaConf, open_dict
 
 from runner.config import Config, ModelConfig, PromptsConfig, SamplingConfig, ScoringConfig, TrackingConfig
 from runner.records import AttemptRecord
-from runner.scoring import summarize, task_table
-from runner.sweep_callback import MlflowSweepCallback
-from runner.tracking import PARENT_ENV, PARENT_FILE, JobRun, ensure_store, flatten_config, log_job, process_tags
+from runner.results.scoring import summarize, task_table
+from runner.tracking.runs import PARENT_ENV, PARENT_FILE, JobRun, ensure_store, flatten_config, log_job, process_tags
+from runner.tracking.sweep_callback import MlflowSweepCallback
 
 
 def rec(task, outcome, attempt=0, final=True, **kw) -> AttemptRecord:
@@ -151,8 +151,8 @@ from pathlib import Path
 from hydra.core.hydra_config import HydraConfig
 from runner.config import Config, ModelConfig, TrackingConfig
 from runner.records import AttemptRecord
-from runner.scoring import summarize, task_table
-from runner.tracking import log_job
+from runner.results.scoring import summarize, task_table
+from runner.tracking.runs import log_job
 
 
 @hydra.main(version_base="1.3", config_path="conf", config_name="config")
@@ -176,7 +176,7 @@ tracking: {enabled: true, uri: "sqlite:///store/mlflow.db", experiment: sweep, a
 hydra:
   callbacks:
     mlflow_sweep:
-      _target_: runner.sweep_callback.MlflowSweepCallback
+      _target_: runner.tracking.sweep_callback.MlflowSweepCallback
   sweep:
     dir: multirun/sweep1
     subdir: ${hydra.job.num}_${model.name}_s${seed}

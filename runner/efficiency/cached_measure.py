@@ -1,9 +1,9 @@
 """A passing answer's efficiency, measured once: `runner.efficiency.measure.measure_efficiency` cached by content.
 
-The job (runner.experiment, for each sample's final attempt that passed) and `runner.evaluate efficiency=true`
+The job (runner.job.attempts, for each sample's final attempt that passed) and `runner.evaluate efficiency=true`
 call a `CachedMeasure`. Its key holds everything that decides the measure: the harness, the task (its reference,
 suites and perf inputs), the code, the efficiency settings and the sandbox limits; so a resumed or repeated job
-measures nothing twice, like verdicts (runner.experiment.verdict_key). An `error` is not cached (it may be the
+measures nothing twice, like verdicts (runner.job.attempts.verdict_key). An `error` is not cached (it may be the
 machine's, not the answer's): the next job measures it again. Measuring never changes a verdict.
 """
 
@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Any
 
-from runner.cache import Cache, content_key
+from runner.caches.content import Cache, content_key
+from runner.caches.fingerprint import harness_fingerprint
 from runner.config import EfficiencyConfig
 from runner.efficiency.cost import ERROR, Efficiency
-from runner.fingerprint import harness_fingerprint
 
 NAMESPACE = "efficiency"
 

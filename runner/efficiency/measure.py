@@ -5,7 +5,7 @@ from __future__ import annotations
 import pickle
 from dataclasses import replace
 
-from runner.cache import Cache
+from runner.caches.content import Cache
 from runner.config import EfficiencyConfig
 from runner.efficiency.cost import ERROR, MEASURED, NO_PERF_INPUTS, TOO_SLOW, Cost, Efficiency
 from runner.efficiency.perf_inputs import perf_arguments
@@ -39,7 +39,7 @@ def measure_efficiency(task: Task, code: str, pool: WorkerPool, cfg: EfficiencyC
 
     Needs: `code`, the candidate's whole module source (as judged); `pool`, a running `WorkerPool` (the runs
     go through `pool.run_cost`, confined like judging); `cfg`, the `efficiency` config (`budget`,
-    `inputs_per_task`, `memory_floor_kb` are read here); `cache`, a `runner.cache.Cache` (or None) where the
+    `inputs_per_task`, `memory_floor_kb` are read here); `cache`, a `runner.caches.content.Cache` (or None) where the
     perf inputs and the reference's cost are kept by content (namespaces `perf_inputs`, `efficiency_reference`);
     the candidate's own result is not cached here. valgrind and a Python the sandbox uid may run must be
     installed (else status "error" with what to install). Blocking; one candidate costs two sandbox runs (one

@@ -17,7 +17,7 @@ import pickle
 import subprocess
 import sys
 
-from runner.cache import Cache, content_key
+from runner.caches.content import Cache, content_key
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import DATA_FILE
 

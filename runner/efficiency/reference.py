@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import asdict, dataclass, replace
 
-from runner.cache import Cache, content_key
+from runner.caches.content import Cache, content_key
 from runner.efficiency.cost import MEASURED, Cost
 from runner.efficiency.runs import RunOutcome
 from runner.efficiency.solution import Measured, Setting, baseline_run, measure

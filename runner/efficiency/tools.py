@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.fingerprint import files_digest
+from runner.caches.fingerprint import files_digest
 from runner.repo.env import EnvError, find_python
 
 _MEASURE_FILES = (

@@ -25,7 +25,7 @@ import re
 from runner.generation.extract import Extraction
 
 NOTE_PREFIX = "sanitized: "
-"""Every note of `sanitize` starts with this (runner.scoring counts the answers it changed)."""
+"""Every note of `sanitize` starts with this (runner.results.scoring counts the answers it changed)."""
 
 _MAX_REPAIRS = 8
 _BLOCK_START = re.compile(r"(?!(?:else|elif|except|finally)\b)[A-Za-z_@]")

@@ -27,7 +27,7 @@ def default_root() -> Path:
     """`$XDG_CACHE_HOME/runner/pytest-rewrite` (default `~/.cache/...`), one folder per pytest and Python."""
     from _pytest.assertion.rewrite import PYTEST_TAG
 
-    from runner.user_cache import user_cache_dir
+    from runner.caches.user_dir import user_cache_dir
 
     return user_cache_dir("pytest-rewrite", PYTEST_TAG)
 

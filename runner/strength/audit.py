@@ -35,8 +35,8 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from runner.cache import write_atomic, write_once
-from runner.fingerprint import files_digest
+from runner.caches.content import write_atomic, write_once
+from runner.caches.fingerprint import files_digest
 from runner.strength import edge_cases, mutants
 from runner.suites import hypothesis_profile
 from runner.tasks.model import SUITES, Task
@@ -248,7 +248,7 @@ def audit_tasks(
             except _RUN_ERRORS as exc:
                 audit = _failed(task.id, f"{type(exc).__name__}: {exc}")
             else:
-                if options.mutation:  # another audit that stored this key first wins (see runner.cache)
+                if options.mutation:  # another audit that stored this key first wins (see runner.caches.content)
                     path = cache / f"{key}.json"
                     if not write_once(path, json.dumps(audit.to_dict(), indent=1).encode()):
                         audit = _load_cached(path, options.threshold) or audit

@@ -28,9 +28,9 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.caches.user_dir import user_cache_dir
 from runner.file_hash import file_sha256
 from runner.tasks.loader import TaskError
-from runner.user_cache import user_cache_dir
 
 log = logging.getLogger(__name__)
 

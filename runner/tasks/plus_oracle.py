@@ -24,7 +24,7 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.cache import Cache, content_key
+from runner.caches.content import Cache, content_key
 from runner.suites.candidate_guard import digest_atom
 
 ORACLE_VERSION = "2"

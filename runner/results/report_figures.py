@@ -6,8 +6,8 @@ import math
 import textwrap
 from pathlib import Path
 
-from runner.job_results import Job, natural_key
-from runner.scoring import task_table
+from runner.results.job_folder import Job, natural_key
+from runner.results.scoring import task_table
 
 OUTCOME_COLOURS = {
     "passed": "#2ca02c",

@@ -1,10 +1,10 @@
 """What a finished job adds to its MLflow run for the UI: its dataset, a per-sample table and its traces.
 
 `log_job_views` is called once by the job when its results are in: it writes the job folder's dataset.json
-(runner.datasets_logged) with or without tracking and, on the job's run, logs the dataset as the run's input,
+(runner.results.datasets) with or without tracking and, on the job's run, logs the dataset as the run's input,
 the table SAMPLES_TABLE (one row per task x sample: outcome first and after repair, tokens, seconds,
 violations; the run's evaluation view) and, unless `tracking.traces=false`, every attempt as a trace
-(runner.traces). `mlflow_metrics` picks the metrics a run logs: all of a job's summary.json but the
+(runner.tracking.traces). `mlflow_metrics` picks the metrics a run logs: all of a job's summary.json but the
 per-outcome counts and rates of outcomes no sample had, which only say 0.
 """
 
@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from runner.config import Config
-from runner.datasets_logged import DATASET_FILE, dataset_info, log_dataset, write_dataset_file
 from runner.records import AttemptRecord
+from runner.results.datasets import DATASET_FILE, dataset_info, log_dataset, write_dataset_file
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def _columns(rows: list[dict[str, Any]]) -> dict[str, list]:
 def log_job_views(
     cfg: Config, out_dir: Path, tasks: list, excluded: list[dict], records: list[AttemptRecord], run: Any
 ) -> dict[str, float]:
-    """Write dataset.json; with a run (runner.tracking.JobRun, or None): its dataset input, SAMPLES_TABLE
+    """Write dataset.json; with a run (runner.tracking.runs.JobRun, or None): its dataset input, SAMPLES_TABLE
     and the traces. Returns the seconds each part took (`dataset_s`, `samples_table_s`, `traces_s`)."""
     timings: dict[str, float] = {}
     started = time.perf_counter()
@@ -98,7 +98,7 @@ def log_job_views(
         run.client.log_table(run.run_id, data=_columns(sample_rows(records)), artifact_file=SAMPLES_TABLE)
     timings["samples_table_s"] = round(time.perf_counter() - started, 3)
     if cfg.tracking.traces and records:
-        from runner.traces import log_traces
+        from runner.tracking.traces import log_traces
 
         started = time.perf_counter()
         try:

@@ -1,13 +1,13 @@
 """MLflow tracking: one run per job, nested under the sweep's parent run when there is one.
 
-A job's run is opened once its preflight passed (`JobRun(cfg, out_dir)`, called by runner.job after the model
+A job's run is opened once its preflight passed (`JobRun(cfg, out_dir)`, called by runner.job.run after the model
 answered: RUNNING, the config as params; a job stopped by bad input before then has no run), gets
 progress metrics while the job runs, its results at the end, and ends FINISHED, FAILED or KILLED.
-`ensure_store` creates the store safely (runner.store) and the experiment. A job finds its sweep's parent
+`ensure_store` creates the store safely (runner.tracking.local_store) and the experiment. A job finds its sweep's parent
 run on the tracking server by the sweep id (`find_parent_run`: the environment variable SWEEP_ENV, the same
 in every job of a sweep on any node, and the tag SWEEP_TAG on the parent run), or else through the file
 PARENT_FILE in the sweep directory or the environment variable PARENT_ENV, which
-`runner.sweep_callback.MlflowSweepCallback` writes. With `tracking.enabled=false` nothing here
+`runner.tracking.sweep_callback.MlflowSweepCallback` writes. With `tracking.enabled=false` nothing here
 imports or touches MLflow.
 """
 
@@ -30,13 +30,13 @@ from omegaconf import OmegaConf
 from runner import interrupt
 from runner.config import Config, TrackingConfig
 from runner.records import AttemptRecord
-from runner.store import prepare_sqlite_store, sqlite_path, tracking_client
+from runner.tracking.local_store import prepare_sqlite_store, sqlite_path, tracking_client
 
 log = logging.getLogger(__name__)
 
 PARENT_ENV = "RUNNER_MLFLOW_PARENT_RUN_ID"
 PARENT_FILE = "mlflow_parent_run.json"
-SWEEP_ENV = "RUNNER_SWEEP_ID"  # set in every job of a sweep (hydra.job.env_set, by runner.sweep_callback)
+SWEEP_ENV = "RUNNER_SWEEP_ID"  # set in every job of a sweep (hydra.job.env_set, by runner.tracking.sweep_callback)
 SWEEP_TAG = "runner.sweep_id"
 PROGRESS_EVERY_S = 10.0
 """Progress metrics are logged at most this often while a job runs (and once at its end)."""
@@ -52,7 +52,7 @@ def ensure_store(tracking: TrackingConfig) -> str | None:
     """Create the tracking store and experiment if missing; return the experiment id.
 
     Returns None without importing MLflow when tracking is disabled. A local SQLite store is created
-    whole or not at all (runner.store; StoreError when it is half-migrated). A new experiment stores its
+    whole or not at all (runner.tracking.local_store; StoreError when it is half-migrated). A new experiment stores its
     artifacts under `artifact_root` (made absolute), except on a tracking server (http/https URI), whose
     own artifact root (`mlflow server --artifacts-destination`) every node reaches through the server.
     """
@@ -297,7 +297,7 @@ class JobRun:
         """Log the job's results on the run: metrics, tags and the artifacts `log_job` lists."""
         from mlflow.entities import Metric, RunTag
 
-        from runner.run_views import mlflow_metrics  # all but the zero-count outcome rates
+        from runner.tracking.run_views import mlflow_metrics  # all but the zero-count outcome rates
 
         out_dir, client, run_id = self.out_dir, self.client, self.run_id
         client.log_batch(run_id, tags=[RunTag(k, v) for k, v in _truncate(tags, MAX_TAG_VALUE).items()])

@@ -1,6 +1,6 @@
 """What a starting job is doing, one line per phase on stderr, each with the seconds since the process began.
 
-The phases, as a job (runner.job) reaches them: the job itself (its folder, tasks, model), loading the
+The phases, as a job (runner.job.run) reaches them: the job itself (its folder, tasks, model), loading the
 model (or checking its server), the model ready, the sandbox ready, the gold check (i/N, then its
 result), the first request sent and the first answer. Model loading, the gold check and the sandbox
 warm-up overlap, so their lines interleave; each phase's own lines come in order. `progress=false`
@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
-from runner.progress import Throughput
+from runner.job.progress import Throughput
 
 
 def _process_started() -> float:
@@ -101,7 +101,7 @@ class Phases:
 
 
 def gold_with_progress(tasks: Sequence[T], check: Callable[[T], R], phases: Phases, threads: int = 4) -> list[R]:
-    """`check` on every task, `threads` at a time (as runner.gold.gold_check runs them), with `gold check i/N`
+    """`check` on every task, `threads` at a time (as runner.judging.gold_check runs them), with `gold check i/N`
     lines; the results in task order."""
     total, done, last = len(tasks), 0, [0.0]
     lock = threading.Lock()

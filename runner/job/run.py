@@ -16,23 +16,23 @@ from omegaconf import OmegaConf
 
 import runner
 from runner import interrupt
-from runner.cache import Cache
+from runner.caches.content import Cache
+from runner.caches.fingerprint import harness_fingerprint
 from runner.config import Config
-from runner.experiment import AttemptWriter, Experiment, verdict_key
-from runner.fingerprint import harness_fingerprint
 from runner.generation.backends import make_backend
 from runner.generation.backends.base import BackendError
 from runner.generation.backends.server_pool import server_urls
+from runner.job.attempts import AttemptWriter, Experiment, verdict_key
+from runner.job.phases import Announced, Phases, gold_with_progress
+from runner.job.progress import Progress, Throughput
 from runner.judging.reference_limits import cpu_limits as reference_cpu_limits
 from runner.judging.reference_limits import with_cpu_limit
-from runner.phases import Announced, Phases, gold_with_progress
-from runner.progress import Progress, Throughput
 from runner.records import AttemptRecord
-from runner.run_views import log_job_views
 from runner.sandbox.pool import Limits, WorkerPool
-from runner.store import StoreError, sqlite_path
 from runner.tasks import EVALPLUS_IMPORTERS, Task, load_task_set, subset_tag, task_set_hash
-from runner.tracking import JobRun, end_status, ensure_store
+from runner.tracking.local_store import StoreError, sqlite_path
+from runner.tracking.run_views import log_job_views
+from runner.tracking.runs import JobRun, end_status, ensure_store
 
 log = logging.getLogger("runner")
 
@@ -42,7 +42,7 @@ class JobError(RuntimeError):
 
 
 class NotStarted(JobError):
-    """The job stopped on bad input before any work: no run opened, no sample generated (runner.unstarted)."""
+    """The job stopped on bad input before any work: no run opened, no sample generated (runner.job.unstarted)."""
 
 
 def run_job(cfg: Config, out_dir: Path) -> int:
@@ -50,7 +50,7 @@ def run_job(cfg: Config, out_dir: Path) -> int:
 
     The job's MLflow run (when tracking is on) is opened once the model answered its preflight (before:
     NotStarted, and no run) and ends FINISHED, FAILED or KILLED (SIGINT / SIGTERM, see runner.interrupt)
-    with the job. Each phase of the start says so on stderr (runner.phases).
+    with the job. Each phase of the start says so on stderr (runner.job.phases).
     """
     phases = Phases(cfg.progress)
     phases.job(out_dir, cfg.model.name, cfg.backend.name, cfg.task_set.name)
@@ -200,7 +200,7 @@ def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits,
     when configured to."""
     if not cfg.gold.enabled:
         return []
-    from runner.gold import gold_check, gold_rows
+    from runner.judging.gold_check import gold_check, gold_rows
 
     gate = asdict(cfg.gate)  # the task set's own gate, profile and mode
     repo = {}  # repo tasks: their environments and time limit (a function-only set keeps its key and call)
@@ -242,11 +242,11 @@ def _finish(
     cache: Cache,
     run: JobRun | None,
 ) -> int:
-    from runner.efficiency.scores import score_records
-    from runner.job_figures import figures_for_job
-    from runner.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
+    from runner.results.efficiency_scores import score_records
+    from runner.results.job_figures import figures_for_job
+    from runner.results.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
+    from runner.results.summary import files_line, summary_table
     from runner.strength.audit import latest_audit_scores
-    from runner.summary import files_line, summary_table
 
     started = time.perf_counter()
     metrics = summarize(

@@ -16,10 +16,10 @@ import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from runner.cache import Cache, content_key
+from runner.caches.content import Cache, content_key
+from runner.caches.fingerprint import harness_fingerprint
 from runner.config import Config
 from runner.efficiency.cost import Efficiency
-from runner.fingerprint import harness_fingerprint
 from runner.generation.backends.base import Backend, BackendError, Generation, GenerationOptions
 from runner.generation.backends.server_pool import server_urls
 from runner.generation.extract import Extraction, extract
@@ -27,9 +27,9 @@ from runner.generation.prompts import answer_text, first_messages, repair_messag
 from runner.generation.repo_extract import extract_answer
 from runner.generation.repo_prompts import repo_first_messages, repo_repair_messages
 from runner.generation.sanitize import sanitized
+from runner.job.progress import Progress
 from runner.judging.judge import feedback_for_repair, repair_allowed
 from runner.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
-from runner.progress import Progress
 from runner.records import AttemptRecord
 from runner.tasks.model import Task
 from runner.tasks.repo_task import RepoTask
@@ -76,7 +76,7 @@ class Experiment:
     excluded: Awaitable[set[str]] | None = None
     """Resolves to the ids of tasks excluded by the gold check; judging waits for it, generation does not."""
     on_progress: Callable[[int, int, int], None] | None = None
-    """Called with (samples done, passed, total) after each sample (e.g. runner.tracking.JobRun.progress)."""
+    """Called with (samples done, passed, total) after each sample (e.g. runner.tracking.runs.JobRun.progress)."""
     measure: Callable[[Task, str], Efficiency] | None = None
     """Measures a final attempt that passed (runner.efficiency.cached_measure, blocking); None: efficiency off."""
 

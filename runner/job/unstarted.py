@@ -3,9 +3,9 @@
 Hydra creates the job's folder (with its `.hydra/` record and the job's log) before the job runs, and the
 job writes `config.yaml` first and `gold.json` while the model loads. When the job stops before the model
 answered its preflight (a bad value, a task selection that selects nothing, a missing or corrupt dataset,
-an unreachable server: runner.job.NotStarted), `discard` removes that folder, but only when it holds
+an unreachable server: runner.job.run.NotStarted), `discard` removes that folder, but only when it holds
 nothing else and nothing older than this process: a folder given again with `hydra.run.dir` that holds an
-earlier job's records is left as it is. No MLflow run exists for such a job (runner.job opens the run
+earlier job's records is left as it is. No MLflow run exists for such a job (runner.job.run opens the run
 after the preflight), so nothing is left anywhere. The jobs of a sweep keep their folders (the
 `python -m runner -m` entry point does not call `discard` for them): the sweep's folder records every
 grid point, and a failed one's log says why it failed.

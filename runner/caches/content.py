@@ -1,7 +1,7 @@
 """A content-addressed cache of generations and verdicts, so a killed job resumes where it stopped.
 
 A key is the SHA-256 of everything that determines the cached value; values are JSON files. Keys of
-verdicts hold `runner.fingerprint.harness_fingerprint()`, so a changed harness never reuses an old verdict.
+verdicts hold `runner.caches.fingerprint.harness_fingerprint()`, so a changed harness never reuses an old verdict.
 
 The cache may live on a filesystem shared by many jobs at once (NFS, a cluster's scratch space):
 - an entry is written to a temp file in its own directory, fsynced, then put in place in one step, so a

@@ -113,7 +113,7 @@ def _create(db: Path, revision: str) -> None:
 
 def _template(revision: str) -> Path:
     """The empty MLflow database migrated to `revision`, in the user cache; migrated now if missing or not whole."""
-    from runner.user_cache import user_cache_dir
+    from runner.caches.user_dir import user_cache_dir
 
     template = user_cache_dir("mlflow-store", f"{revision}.db")
     with _locked(template):
@@ -139,7 +139,7 @@ def _migrate(path: Path) -> None:
     """Create MLflow's tables in a new database at `path`, migrated to the current schema.
 
     Quietly: MLflow's and alembic's INFO lines about it ("Creating initial MLflow database tables...")
-    are not for the user, whose job says in one line that it creates the store (runner.job)."""
+    are not for the user, whose job says in one line that it creates the store (runner.job.run)."""
     import sqlalchemy
     from mlflow.store.db.utils import _initialize_tables
 

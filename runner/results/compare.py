@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from runner.efficiency.scores import paired_efficiency
-from runner.job_results import Job
 from runner.records import AttemptRecord
-from runner.scoring import bootstrap_ci, group_samples, is_scored, per_task_pass_at_k, task_counts
+from runner.results.efficiency_scores import paired_efficiency
+from runner.results.job_folder import Job
+from runner.results.scoring import bootstrap_ci, group_samples, is_scored, per_task_pass_at_k, task_counts
 
 
 def mcnemar_p(b: int, c: int) -> float:
@@ -126,11 +126,11 @@ def compare_jobs(jobs: Sequence[Job]) -> list[dict]:
 
     Each model's runs are paired seed by seed on the seeds both have, or their lowest seeds if they share
     none. Each result is `paired_compare`'s dict plus `model_a`, `model_b`, `seed_a`, `seed_b`, `task_set`; the
-    `repair` one also `paired_efficiency`'s keys (runner.efficiency.scores) where both measured a shared task.
-    Two runs whose dataset records differ (runner.datasets_logged: other tasks or another release under the
+    `repair` one also `paired_efficiency`'s keys (runner.results.efficiency_scores) where both measured a shared task.
+    Two runs whose dataset records differ (runner.results.datasets: other tasks or another release under the
     same task set name) are not paired: their result holds only those keys and `refused`, a one-line reason.
     """
-    from runner.datasets_logged import dataset_mismatch
+    from runner.results.datasets import dataset_mismatch
 
     by_set: dict[str, dict[str, dict[int, Job]]] = defaultdict(lambda: defaultdict(dict))
     for j in jobs:

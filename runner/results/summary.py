@@ -5,20 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 
 from runner.config import Config
-from runner.efficiency.tables import summary_block
-from runner.scoring import UNSCORED
+from runner.results.efficiency_tables import summary_block
+from runner.results.scoring import UNSCORED
 
 WRITTEN_FIRST = ("config.yaml", "attempts.jsonl", "gold.json")  # before the summary, when the job writes them
 WRITTEN_WITH_SUMMARY = ("summary.md", "summary.json", "run.json", "dataset.json")
 
 
 def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
-    """Markdown: per-task outcomes (`rows` from runner.scoring.task_table), then the totals first vs after
+    """Markdown: per-task outcomes (`rows` from runner.results.scoring.task_table), then the totals first vs after
     repair with pass@1 and its CI, functional and policy-compliant (passed with no gate violation) side by side.
 
     Pass counts are over scored samples only; the headline names the unscored ones (backend or harness
     errors) apart, as pass@1 excludes them. Where passing answers were measured (`efficiency_...` metrics and
-    row columns, runner.efficiency.scores), an efficiency block follows.
+    row columns, runner.results.efficiency_scores), an efficiency block follows.
     """
     lines = [
         f"## {cfg.model.name} (seed {cfg.seed}) on {cfg.task_set.name}",
@@ -54,7 +54,7 @@ def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
                 f"policy-compliant: {_with_ci(metrics, key + '_compliant', cfg.scoring.ci_level)}"
             )
         for level, name in (("_base", "base pass@1"), ("_base_plus", "base+plus pass@1")):
-            if key + level in metrics:  # EvalPlus task sets only (runner.scoring.EVALPLUS_LEVELS)
+            if key + level in metrics:  # EvalPlus task sets only (runner.results.scoring.EVALPLUS_LEVELS)
                 lines.append(f"{name} {stage}: {_with_ci(metrics, key + level, cfg.scoring.ci_level)}")
     eff = cfg.efficiency  # the efficiency block, when passing answers were measured (runner.efficiency)
     lines += summary_block(metrics, rows, eff.slow_ratio, eff.lean_ratio, cfg.scoring.ci_level)
@@ -82,7 +82,7 @@ def _with_ci(metrics: dict, key: str, level: float) -> str:
 
 def files_line(out_dir: Path, figures: list[Path]) -> str:
     """One line naming the files the job wrote into `out_dir`: its records and config, the summary files
-    written with this summary, and `figures` (runner.job_figures)."""
+    written with this summary, and `figures` (runner.results.job_figures)."""
     out_dir = Path(out_dir)
     names = [n for n in WRITTEN_FIRST if (out_dir / n).is_file()] + list(WRITTEN_WITH_SUMMARY)
     names += [Path(p).relative_to(out_dir).as_posix() for p in figures]

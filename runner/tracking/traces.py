@@ -29,7 +29,7 @@ from typing import Any
 from runner.generation.prompts import answer_text
 from runner.outcome import Outcome
 from runner.records import AttemptRecord
-from runner.store import retry_locked
+from runner.tracking.local_store import retry_locked
 
 SOURCE_ID = "runner.judge"
 """The assessments' source: the harness's own verdict (source type CODE)."""

@@ -3,7 +3,7 @@
     figures/pass_at_1.png      pass@1 with its bootstrap CI: first attempt, after repair, and both policy-compliant
     figures/task_outcomes.png  the outcome of every task (and sample): first attempt and after repair
     figures/efficiency.png     per task, the passing answers' instructions over the reference's (when measured:
-                               runner.efficiency.figure)
+                               runner.results.efficiency_figure)
 
 The job writes them at its end (`figures_for_job`); `runner.report` on one job folder writes them again,
 also for a job that failed or was killed (from what it recorded).
@@ -15,10 +15,10 @@ import logging
 import math
 from pathlib import Path
 
-from runner.efficiency.figure import EFFICIENCY, has_efficiency, write_efficiency_figure
-from runner.figures import outcome_grid, pyplot, save, title
-from runner.job_results import Job, natural_key
-from runner.scoring import group_samples
+from runner.results.efficiency_figure import EFFICIENCY, has_efficiency, write_efficiency_figure
+from runner.results.job_folder import Job, natural_key
+from runner.results.report_figures import outcome_grid, pyplot, save, title
+from runner.results.scoring import group_samples
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ def write_job_figures(job: Job, folder: Path) -> list[Path]:
 
 def figures_for_job(cfg, out_dir: Path, records: list, metrics: dict, run=None) -> list[Path]:
     """At a job's end: write its figures into out_dir/figures/ and log them to its MLflow run (`run`, a
-    runner.tracking.JobRun, or None); returns the files written. A figure that fails is logged, never raised:
+    runner.tracking.runs.JobRun, or None); returns the files written. A figure that fails is logged, never raised:
     the job's results stand without it."""
     job = Job(path=Path(out_dir), model=cfg.model.name, seed=cfg.seed, records=records, task_set=cfg.task_set.name,
               ks=tuple(cfg.scoring.k), ci_level=cfg.scoring.ci_level, metrics=metrics,

@@ -14,11 +14,11 @@ from collections.abc import Iterable
 from importlib.metadata import version
 from pathlib import Path
 
-PACKAGE_ROOT = Path(__file__).resolve().parent
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 REPORTING_ONLY = frozenset({
-    "compare.py", "report.py", "summary.py", "tracking.py", "sweep_callback.py", "progress.py", "figures.py",
-    "job_figures.py", "sweep_figures.py", "traces.py", "run_views.py", "datasets_logged.py", "docs_config.py",
-    "phases.py",
+    "report.py", "docs_config.py", "results/compare.py", "results/summary.py", "results/report_figures.py",
+    "results/job_figures.py", "results/sweep_figures.py", "results/datasets.py", "tracking/runs.py",
+    "tracking/sweep_callback.py", "tracking/traces.py", "tracking/run_views.py", "job/progress.py", "job/phases.py",
 })  # fmt: skip
 """Modules (relative to the package root) that only present results: editing them keeps cached verdicts."""
 VERDICT_LIBRARIES = ("pytest", "hypothesis")

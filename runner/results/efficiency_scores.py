@@ -1,7 +1,7 @@
 """Efficiency scores: per sample the cost ratios to the reference, per task and job their geometric means.
 
 Pure functions over `Efficiency` values (runner.efficiency.cost) and attempt records. Only a sample's final
-attempt that passed is measured (runner.experiment), so these read nothing else. A ratio is a candidate's
+attempt that passed is measured (runner.job.attempts), so these read nothing else. A ratio is a candidate's
 instructions (or peak memory) over its task's reference's: 1.0 costs what the reference costs, 10 ten times more.
 
 - Per task: the geometric mean of the ratios over its measured samples, with a bootstrap CI over those samples,
@@ -9,7 +9,7 @@ instructions (or peak memory) over its task's reference's: 1.0 costs what the re
   least slow_ratio), lean passes (ratio <= lean_ratio), too_slow (their ratio is unknown, so they are left out
   of the means), errors and samples without perf inputs.
 - Per job: the geometric mean over tasks of the per-task means, with a bootstrap CI over tasks (the resampling
-  of runner.scoring.bootstrap_ci, on the logarithms: the geometric mean is the exponential of the mean log).
+  of runner.results.scoring.bootstrap_ci, on the logarithms: the geometric mean is the exponential of the mean log).
 - Where a task lists graded references (slow to fast): EvalPerf's differential performance score (`dps`).
 
 Metric names (`efficiency_metrics`) are valid MLflow keys.
@@ -24,7 +24,7 @@ from dataclasses import asdict, dataclass
 
 from runner.efficiency.cost import ERROR, MEASURED, NO_PERF_INPUTS, TOO_SLOW, Cost, Efficiency
 from runner.records import AttemptRecord
-from runner.scoring import bootstrap_ci, group_samples
+from runner.results.scoring import bootstrap_ci, group_samples
 
 PREFIX = "efficiency_"
 
@@ -39,7 +39,7 @@ def geo_mean(values: Sequence[float]) -> float:
 def geo_mean_ci(
     values: Sequence[float], level: float = 0.95, resamples: int = 2000, seed: int = 0
 ) -> tuple[float, float]:
-    """Percentile bootstrap CI of the geometric mean: runner.scoring.bootstrap_ci on the logarithms."""
+    """Percentile bootstrap CI of the geometric mean: runner.results.scoring.bootstrap_ci on the logarithms."""
     low, high = bootstrap_ci([math.log(v) for v in values], level, resamples, seed)
     return math.exp(low), math.exp(high)
 
@@ -99,7 +99,7 @@ class TaskEfficiency:
     samples_ratios: tuple[float, ...] = ()  # each measured sample's instruction ratio, for the report's figure
 
     def row(self) -> dict:
-        """The task's columns for a task table (runner.scoring.task_table's rows), each named `efficiency_...`."""
+        """The task's columns for a task table (runner.results.scoring's `task_table`), named `efficiency_...`."""
         return {PREFIX + k: v for k, v in asdict(self).items() if k not in ("task_id", "samples_ratios")}
 
 

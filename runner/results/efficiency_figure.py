@@ -4,7 +4,7 @@
                      (a marker with error bars), one colour per run; a line at 1.0 (the reference's cost) and
                      at the slow-pass ratio; the too_slow answers (stopped at the budget) counted above each task
 
-A job writes it into figures/ when it measured efficiency (runner.job_figures); `runner.report` writes it for
+A job writes it into figures/ when it measured efficiency (runner.results.job_figures); `runner.report` writes it for
 the runs it reads.
 """
 
@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.efficiency.scores import TaskEfficiency, task_scores
-from runner.figures import pyplot, save, title
-from runner.job_results import Job, natural_key
+from runner.results.efficiency_scores import TaskEfficiency, task_scores
+from runner.results.job_folder import Job, natural_key
+from runner.results.report_figures import pyplot, save, title
 
 EFFICIENCY = "efficiency.png"
 COLOURS = ("#3182bd", "#e6550d", "#31a354", "#756bb1", "#636363", "#d6616b", "#8c6d31", "#17becf")

@@ -1,8 +1,8 @@
-"""A sweep's figures, written into its folder's figures/ (runner.report; at a sweep's end, runner.sweep_callback
-also logs them to the sweep's parent MLflow run).
+"""A sweep's figures, written into its folder's figures/ (runner.report; at a sweep's end,
+runner.tracking.sweep_callback also logs them to the sweep's parent MLflow run).
 
     figures/sweep_pass_at_1.png  pass@1 of every model x seed side by side with its CI, first attempt and after repair
-    figures/sweep_paired.png     the paired comparisons between models (runner.compare.compare_jobs): the
+    figures/sweep_paired.png     the paired comparisons between models (runner.results.compare.compare_jobs): the
                                  difference in pass rate with its CI, discordant counts and McNemar p
 """
 
@@ -13,8 +13,8 @@ import textwrap
 from collections import defaultdict
 from pathlib import Path
 
-from runner.figures import pyplot, save, title
-from runner.job_results import FINISHED, Job, natural_key
+from runner.results.job_folder import FINISHED, Job, natural_key
+from runner.results.report_figures import pyplot, save, title
 
 SWEEP_PASS_AT_1 = "sweep_pass_at_1.png"
 SWEEP_PAIRED = "sweep_paired.png"

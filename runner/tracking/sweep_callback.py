@@ -5,7 +5,7 @@ Register in conf/config.yaml:
     hydra:
       callbacks:
         mlflow_sweep:
-          _target_: runner.sweep_callback.MlflowSweepCallback
+          _target_: runner.tracking.sweep_callback.MlflowSweepCallback
 
 `on_multirun_start` creates the store and experiment (once, before any job, so parallel jobs never
 race on a fresh SQLite file) and the parent run, tagged with a new sweep id (`tracking.SWEEP_TAG`). The id
@@ -40,8 +40,8 @@ from omegaconf import DictConfig, OmegaConf, read_write
 
 from runner import interrupt
 from runner.config import TrackingConfig
-from runner.store import sqlite_path, tracking_client
-from runner.tracking import (
+from runner.tracking.local_store import sqlite_path, tracking_client
+from runner.tracking.runs import (
     PARENT_ENV,
     PARENT_FILE,
     SWEEP_ENV,
@@ -165,7 +165,7 @@ class MlflowSweepCallback(Callback):
             client.set_terminated(run_id, status)
 
     def _log_report(self, client: Any, run_id: str) -> None:
-        from runner.job_results import find_job_dirs
+        from runner.results.job_folder import find_job_dirs
 
         jobs = find_job_dirs([self.sweep_dir])
         client.set_tag(run_id, "runner.jobs", str(len(jobs)))
@@ -177,7 +177,7 @@ class MlflowSweepCallback(Callback):
                 path = report.parent / name
                 if path.is_file():
                     client.log_artifact(run_id, str(path), "report")
-            if (report.parent / "figures").is_dir():  # sweep_pass_at_1.png, sweep_paired.png (runner.sweep_figures)
+            if (report.parent / "figures").is_dir():  # sweep_pass_at_1.png, sweep_paired.png (sweep_figures)
                 client.log_artifacts(run_id, str(report.parent / "figures"), "figures")
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from runner.efficiency.scores import PREFIX
+from runner.results.efficiency_scores import PREFIX
 
 
 def ratio_text(value: float | None, low: float | None = None, high: float | None = None, level: float = 0.95) -> str:
@@ -41,7 +41,7 @@ def task_lines(rows: Sequence[dict], level: float = 0.95) -> list[str]:
 
 
 def headline(metrics: dict, slow_ratio: float, lean_ratio: float, level: float = 0.95) -> str:
-    """One line: the job's geometric-mean ratios and the sample counts (runner.efficiency.scores.efficiency_metrics)."""
+    """One line: the job's geometric-mean ratios and the sample counts (from `efficiency_metrics`)."""
     m = {k[len(PREFIX) :]: v for k, v in metrics.items() if k.startswith(PREFIX)}
     key = "instructions_ratio"
     ratio = ratio_text(m.get(key), m.get(f"{key}_ci_low"), m.get(f"{key}_ci_high"), level)
