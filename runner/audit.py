@@ -117,6 +117,7 @@ OPTIONS = (
 
 def main(argv: Sequence[str] | None = None) -> int:
     """CLI entry: audit a task set, print the table, write the reports; exit 1 if an audit or a `when` failed."""
+    from runner.kinds.registry import self_contained
     from runner.tasks import load_task_set
     from runner.validation import typed_config
 
@@ -133,7 +134,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         use_cache=opts["cache"],
         mutation=opts["mutation"],
     )
-    tasks = [t for t in load_task_set(cfg.task_set, cfg.cache_dir) if t.kind == "function"]  # repo tasks: no suites
+    tasks = self_contained(load_task_set(cfg.task_set, cfg.cache_dir))  # repo tasks: no suites of their own
     name = str(cfg.task_set.name)
     what = f"mutmut {mutants.mutmut_version()}" if options.mutation else "the edge-case check only (mutation=false)"
     print(f"auditing {len(tasks)} tasks of {name} with {what} ({options.workers} workers)")

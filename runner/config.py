@@ -227,7 +227,7 @@ class PromptsConfig:
     stop: list[str] = field(default_factory=list)
     num_predict: int = 512
     sanitize: bool = False
-    repo_system: str = ""  # repo tasks (runner.generation.repo_prompts); "" = the defaults there
+    repo_system: str = ""  # repo tasks (runner.repo.prompts); "" = the defaults there
     repo_task: str = ""
     repo_repair: str = ""
 

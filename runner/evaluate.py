@@ -280,6 +280,7 @@ def _config(overrides: list[str]):
 def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
     """CLI entry; returns 0, or 2 when some samples could not be scored. `zygote`: the pool's warm-up
     process, if the caller started it already (else it starts here)."""
+    from runner.kinds.registry import self_contained
     from runner.sandbox.pool import EarlyZygote, Limits, WorkerPool
     from runner.tasks import EVALPLUS_IMPORTERS, load_task_set
 
@@ -292,7 +293,7 @@ def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
         workers = options.get("workers", cfg.sandbox.workers)
         pool = WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False, zygote=zygote)
     with pool:  # warms up while samples load
-        tasks = {t.id: t for t in load_task_set(cfg.task_set, cfg.cache_dir) if t.kind == "function"}  # not repo tasks
+        tasks = {t.id: t for t in self_contained(load_task_set(cfg.task_set, cfg.cache_dir))}  # no repo tasks
         samples = read_samples(options["samples"], tasks)
         # Each sampled task's reference first: its time scales the task's CPU limit, as in a job.
         used = {s.task_id: tasks[s.task_id] for s in samples}

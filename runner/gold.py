@@ -13,7 +13,9 @@ from pathlib import Path
 
 from runner.cli import Option, parse_args
 from runner.compose import compose_config
-from runner.judging.gold_check import GoldResult, gold_check, pip_name
+from runner.judging.gold_check import GoldResult, pip_name
+from runner.kinds.base import Bench
+from runner.kinds.registry import check_references
 
 
 def _table(results: list[GoldResult]) -> str:
@@ -51,8 +53,7 @@ def main(argv: list[str]) -> int:
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while tasks load
         tasks = load_task_set(cfg.task_set, cfg.cache_dir)
-        results = gold_check(tasks, pool, cfg.gate, threads=2 * workers, envs=environments(cfg),
-                             repo_timeout_s=cfg.repo.timeout_s)  # fmt: skip
+        results = check_references(tasks, Bench(pool, cfg.gate, cfg.repo, environments(cfg)), threads=2 * workers)
     print(_table(results))
     bad = [r for r in results if not r.ok]
     print(f"\n{len(results) - len(bad)}/{len(results)} ok" + (f"; {len(bad)} not ok" if bad else ""))

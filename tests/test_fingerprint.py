@@ -9,7 +9,7 @@ import pytest
 
 import runner.caches.fingerprint as fingerprint
 from runner.caches.content import Cache
-from runner.job.attempts import verdict_key
+from runner.kinds.base import verdict_key
 from runner.tasks.model import Task
 from tests.conftest import typed_test_config
 
@@ -61,11 +61,12 @@ def test_the_pytest_and_hypothesis_versions_are_part_of_it(monkeypatch):
 
 def test_the_gold_check_runs_again_after_a_harness_change(harness_copy, tmp_path, monkeypatch):
     from runner.job import run as job
-    from runner.judging import gold_check as gold
+    from runner.judging.gold_check import GoldResult
+    from runner.kinds.function import FunctionKind
     from runner.sandbox.limits import Limits
 
     runs = []  # the gold check itself is tested in test_gold.py; here only whether its cached rows are reused
-    monkeypatch.setattr(gold, "gold_check", lambda tasks, pool, gate: runs.append(len(tasks)) or [])
+    monkeypatch.setattr(FunctionKind, "gold", lambda self, task, bench: runs.append(1) or GoldResult(task.id, "ok"))
     cfg, cache = typed_test_config(["gold.enabled=true"]), Cache(tmp_path / "cache")
     for _ in range(2):
         job._gold_gate(cfg, [TASK], None, Limits(), cache, tmp_path)

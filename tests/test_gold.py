@@ -7,7 +7,9 @@ import pytest
 
 from runner.config import GateConfig
 from runner.gold import main
-from runner.judging.gold_check import classify, gold_check, pip_name
+from runner.judging.gold_check import classify, pip_name
+from runner.kinds.base import Bench
+from runner.kinds.registry import check_references
 from runner.outcome import Outcome, SuiteResult, Verdict
 from runner.outcome import TestResult as Result
 from runner.tasks.importers import load_humaneval
@@ -61,8 +63,8 @@ def test_gold_statuses(pool):
         task("no_tests", hidden="VALUE = 1\n"),
         task("slow", "def inc(x):\n    while True:\n        pass\n"),
     ]
-    results = {r.task_id: r for r in gold_check(tasks, pool)}
-    assert [r.task_id for r in gold_check(tasks[:2], pool)] == ["ok", "wrong_reference"]
+    results = {r.task_id: r for r in check_references(tasks, Bench(pool))}
+    assert [r.task_id for r in check_references(tasks[:2], Bench(pool))] == ["ok", "wrong_reference"]
     assert results["ok"].status == "ok"
     assert results["wrong_reference"].status == "test_failed" and "test_v" in results["wrong_reference"].detail
     assert results["needs_cv2"].status == "env_missing_module"
@@ -76,24 +78,24 @@ STDLIB = GateConfig(name="stdlib", allowed_imports=["math"], allow_classes=True,
 
 def test_gold_applies_the_task_sets_gate_in_its_mode(pool):
     evaluating = task("evaluating", "def inc(x):\n    return eval('x + 1')\n")
-    enforced = gold_check([evaluating, task("ok")], pool, STDLIB)
+    enforced = check_references([evaluating, task("ok")], Bench(pool, STDLIB))
     assert [r.status for r in enforced] == ["policy_rejected", "ok"]  # its own gate rejects it: never gold ok
     assert "forbidden-call" in enforced[0].detail
-    reported = gold_check([evaluating], pool, GateConfig(**{**STDLIB.__dict__, "mode": "report"}))
+    reported = check_references([evaluating], Bench(pool, GateConfig(**{**STDLIB.__dict__, "mode": "report"})))
     assert reported[0].ok and "gate violations (reported only): rule forbidden-call at line 2" in reported[0].detail
 
 
 def test_humaneval_160_is_rejected_by_its_gate_in_enforce_mode(pool):
     tasks = [t for t in load_humaneval() if t.id == "HumanEval/160"]
     cfg = compose_config(["task_set=humaneval", "gate.mode=enforce"])
-    assert [r.status for r in gold_check(tasks, pool, cfg.gate)] == ["policy_rejected"]
+    assert [r.status for r in check_references(tasks, Bench(pool, cfg.gate))] == ["policy_rejected"]
 
 
 def test_all_humaneval_references_pass_gold(pool):
     tasks = load_humaneval()
     gate = compose_config(["task_set=humaneval"]).gate  # the gate the task set uses: stdlib, report mode
     start = time.monotonic()
-    results = gold_check(tasks, pool, gate)
+    results = check_references(tasks, Bench(pool, gate))
     elapsed = time.monotonic() - start
     bad = [(r.task_id, r.status, r.detail[:200]) for r in results if not r.ok]
     assert len(results) == 164 and not bad, bad

@@ -7,6 +7,7 @@ because one side imports lazily is still a cycle in the design.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1] / "runner"
@@ -105,3 +106,30 @@ def test_no_package_imports_itself_back():
 def test_no_module_is_oversized():
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules().items()}
     assert {name: lines for name, lines in sizes.items() if lines > MAX_LINES} == {}
+
+
+KIND_SWITCH = re.compile(r"""\.kind\s*(==|!=|in\b)\s*|isinstance\(\s*(job|task)\s*,""")
+"""`task.kind == "repo"`, `isinstance(job, RepoRun)`: a branch on the kind of a task or a sandbox job."""
+
+
+def kind_switches(root: Path = ROOT) -> list[str]:
+    """`path:line` of every kind switch outside runner/kinds (where each kind's implementation answers instead)."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).parts[0] == "kinds":
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if KIND_SWITCH.search(line) and "err.kind" not in line:  # a BackendError's kind is not a task kind
+                found.append(f"{path.relative_to(root.parent)}:{number}")
+    return found
+
+
+def test_the_switch_finder_sees_both_shapes(tmp_path):
+    (tmp_path / "job.py").write_text('if task.kind == "repo":\n    pass\nif isinstance(job, RepoRun):\n    pass\n')
+    (tmp_path / "kinds").mkdir()
+    (tmp_path / "kinds" / "repo.py").write_text('if task.kind == "repo":\n    pass\n')
+    assert kind_switches(tmp_path) == [f"{tmp_path.name}/job.py:1", f"{tmp_path.name}/job.py:3"]
+
+
+def test_no_kind_switch_outside_the_kinds():
+    assert kind_switches() == []

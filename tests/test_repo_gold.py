@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from runner.judging.gold_check import gold_check
+from runner.config import RepoConfig
+from runner.kinds.base import Bench
+from runner.kinds.registry import check_references
 from runner.sandbox.pool import Limits, WorkerPool
 from runner.tasks.loader import load_task_dir
 from tests.repo_fixtures import SHARED_ENVS, copy_set, environments
@@ -62,7 +64,7 @@ def pool():
 
 
 def _statuses(root: Path, pool) -> dict[str, tuple[str, str]]:
-    results = gold_check(load_task_dir(root), pool, envs=environments(), repo_timeout_s=30)
+    results = check_references(load_task_dir(root), Bench(pool, repo=RepoConfig(timeout_s=30), envs=environments()))
     return {r.task_id: (r.status, r.detail) for r in results}
 
 

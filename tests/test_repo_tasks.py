@@ -6,8 +6,8 @@ import shutil
 import pytest
 import yaml
 
-from runner.generation.repo_extract import extract_answer
 from runner.outcome import Outcome
+from runner.repo.extract import extract_answer
 from runner.repo.patch import apply_answer
 from runner.tasks.loader import TaskError, load_task_dir
 from tests.repo_fixtures import copy_set, fixture_tasks, slug_patch

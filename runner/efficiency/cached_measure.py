@@ -3,7 +3,7 @@
 The job (runner.job.attempts, for each sample's final attempt that passed) and `runner.evaluate efficiency=true`
 call a `CachedMeasure`. Its key holds everything that decides the measure: the harness, the task (its reference,
 suites and perf inputs), the code, the efficiency settings and the sandbox limits; so a resumed or repeated job
-measures nothing twice, like verdicts (runner.job.attempts.verdict_key). An `error` is not cached (it may be the
+measures nothing twice, like verdicts (runner.kinds.base.verdict_key). An `error` is not cached (it may be the
 machine's, not the answer's): the next job measures it again. Measuring never changes a verdict.
 """
 

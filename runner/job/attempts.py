@@ -17,18 +17,15 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from runner.caches.content import Cache, content_key
-from runner.caches.fingerprint import harness_fingerprint
 from runner.config import Config
 from runner.efficiency.cost import Efficiency
 from runner.generation.backends.base import Backend, BackendError, Generation, GenerationOptions
 from runner.generation.backends.server_pool import server_urls
-from runner.generation.extract import Extraction, extract
-from runner.generation.prompts import answer_text, first_messages, repair_messages
-from runner.generation.repo_extract import extract_answer
-from runner.generation.repo_prompts import repo_first_messages, repo_repair_messages
-from runner.generation.sanitize import sanitized
+from runner.generation.extract import Extraction
+from runner.generation.prompts import answer_text
 from runner.job.progress import Progress
 from runner.judging.judge import feedback_for_repair, repair_allowed
+from runner.kinds.registry import kind_of
 from runner.outcome import Outcome, Verdict, verdict_from_dict, verdict_to_dict
 from runner.records import AttemptRecord
 from runner.tasks.model import Task
@@ -112,7 +109,8 @@ class Experiment:
     async def _run_sample(self, task: Task, sample: int) -> None:
         seed = sample_seed(self.cfg.seed, sample)
         options = self._options(seed)
-        messages = self._first_messages(task)
+        kind = kind_of(task)
+        messages = kind.first_messages(self.cfg, task)
         budget = self.cfg.repair.max_repairs
         for attempt in range(budget + 1):
             generation, error = await self._generate(messages, options)
@@ -136,7 +134,7 @@ class Experiment:
             if self.excluded is not None and task.id in await self.excluded:
                 self._advance(False)
                 return
-            extraction = self._extract(task, answer_text(messages, generation.text))
+            extraction = kind.extract(self.cfg, task, answer_text(messages, generation.text))
             code = extraction.code
             verdict = await self._judge(task, code)
             final = attempt == budget or not repair_allowed(verdict)
@@ -146,25 +144,7 @@ class Experiment:
                 self._advance(verdict.passed)
                 return
             feedback = feedback_for_repair(verdict, self.cfg.repair.feedback_max_chars)
-            messages = self._repair_messages(task, code or "", feedback)
-
-    def _first_messages(self, task: Task | RepoTask) -> list[dict]:
-        if task.kind == "repo":
-            return repo_first_messages(self.cfg.prompts, task, self.cfg.repo.answer)
-        return first_messages(self.cfg.prompts, task)
-
-    def _extract(self, task: Task | RepoTask, answer: str) -> Extraction:
-        if task.kind == "repo":
-            return extract_answer(answer, self.cfg.repo.answer, task.shown_files)
-        extraction = extract(answer, task.entry_point)
-        if not self.cfg.prompts.sanitize:
-            return extraction
-        return sanitized(extraction, (task.entry_point, *task.extra_entry_points))
-
-    def _repair_messages(self, task: Task | RepoTask, code: str, feedback: str) -> list[dict]:
-        if task.kind == "repo":
-            return repo_repair_messages(self.cfg.prompts, task, self.cfg.repo.answer, code, feedback)
-        return repair_messages(self.cfg.prompts, task, code, feedback)
+            messages = kind.repair_messages(self.cfg, task, code or "", feedback)
 
     async def _generate(self, messages, options) -> tuple[Generation | None, BackendError | None]:
         key = content_key(self.model_identity, messages, dataclasses.asdict(options))
@@ -180,7 +160,7 @@ class Experiment:
 
     async def _measure(self, task: Task | RepoTask, code: str) -> Efficiency | None:
         """The efficiency of a passing answer, after its verdict (which it never changes); None when off."""
-        if self.measure is None or task.kind != "function":
+        if self.measure is None or not kind_of(task).self_contained:
             return None
         async with self._judge_slots:  # it runs in the sandbox's workers, like a verdict
             return await asyncio.to_thread(self.measure, task, code)
@@ -195,11 +175,6 @@ class Experiment:
         if verdict.outcome.scored:  # another job may have stored this key first: its verdict counts
             return verdict_from_dict(self.cache.put("verdict", key, verdict_to_dict(verdict)))
         return verdict
-
-
-def verdict_key(task: Task, code: str | None, gate: dict, limits: dict) -> str:
-    """Cache key of a verdict: the code, the task's reference and suites, the gate, the limits, the harness."""
-    return content_key(harness_fingerprint(), task.content_hash(), code, gate, limits)
 
 
 def _record(base: dict, generation: Generation, extraction: Extraction, verdict: Verdict, final: bool,

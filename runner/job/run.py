@@ -22,11 +22,12 @@ from runner.config import Config
 from runner.generation.backends import make_backend
 from runner.generation.backends.base import BackendError
 from runner.generation.backends.server_pool import server_urls
-from runner.job.attempts import AttemptWriter, Experiment, verdict_key
+from runner.job.attempts import AttemptWriter, Experiment
 from runner.job.phases import Announced, Phases, gold_with_progress
 from runner.job.progress import Progress, Throughput
 from runner.judging.reference_limits import cpu_limits as reference_cpu_limits
-from runner.judging.reference_limits import with_cpu_limit
+from runner.kinds.base import Bench
+from runner.kinds.registry import kind_of
 from runner.records import AttemptRecord
 from runner.sandbox.pool import Limits, WorkerPool
 from runner.tasks import EVALPLUS_IMPORTERS, Task, load_task_set, subset_tag, task_set_hash
@@ -93,9 +94,7 @@ def _prepare_store(cfg: Config, phases: Phases) -> None:
 
 
 async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun], phases: Phases) -> int:
-    from runner.judging.judge import judge
     from runner.repo.env import environments
-    from runner.repo.judge import judge_repo
 
     # Preparing the store may create it (seconds on a fresh one) and the gold check runs the references'
     # tests (seconds of CPU): both start first, to overlap loading the model (the gold check also the
@@ -137,18 +136,13 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
             raise NotStarted(str(exc)) from None
         phases.model_ready(identity, time.monotonic() - started)
         await opened()
-        gate_key, repo_key, limits_key = asdict(cfg.gate), _repo_key(cfg), asdict(limits)
+        bench = Bench(pool, cfg.gate, cfg.repo, envs, cpu_limits, asdict(limits))
         measure = None
         if cfg.efficiency.enabled:  # passing final answers' cost against the references (runner.efficiency)
             from runner.efficiency.cached_measure import CachedMeasure
 
-            measure = CachedMeasure(pool, cfg.efficiency, cache, limits_key, cfg.task_set.importer)
+            measure = CachedMeasure(pool, cfg.efficiency, cache, bench.limits_key, cfg.task_set.importer)
             phases.say("efficiency: each passing answer is measured against its reference (efficiency=off: not)")
-
-        def judge_task(task, code):
-            if task.kind == "repo":
-                return judge_repo(task, code, pool, envs, cfg.repo.answer, cfg.repo.timeout_s)
-            return judge(with_cpu_limit(task, cpu_limits), code, pool, cfg.gate)
 
         parallel = max(1, cfg.backend.max_concurrency) * max(1, len(server_urls(cfg.backend)))  # as Experiment runs
         samples = len(tasks) * cfg.sampling.n
@@ -165,10 +159,8 @@ async def _run(cfg: Config, out_dir: Path, tasks: list[Task], runs: list[JobRun]
             cfg=dataclasses.replace(cfg, progress=False),  # the job shows progress itself, with the throughput
             backend=Announced(backend, phases, throughput, samples, parallel),
             model_identity=identity,
-            judge=judge_task,
-            judge_key=lambda task, code: verdict_key(
-                with_cpu_limit(task, cpu_limits), code, repo_key if task.kind == "repo" else gate_key, limits_key
-            ),  # fmt: skip
+            judge=lambda task, code: kind_of(task).judge(task, code, bench),
+            judge_key=lambda task, code: kind_of(task).verdict_key(task, code, bench),
             cache=cache,
             writer=AttemptWriter(out_dir / "attempts.jsonl"),
             judge_slots=cfg.sandbox.workers,
@@ -200,19 +192,16 @@ def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits,
     when configured to."""
     if not cfg.gold.enabled:
         return []
-    from runner.judging.gold_check import gold_check, gold_rows
+    from runner.judging.gold_check import gold_rows
+    from runner.kinds.registry import config_keys
 
-    gate = asdict(cfg.gate)  # the task set's own gate, profile and mode
-    repo = {}  # repo tasks: their environments and time limit (a function-only set keeps its key and call)
-    if any(t.kind == "repo" for t in tasks):
-        repo = {"envs": envs, "repo_timeout_s": cfg.repo.timeout_s}
+    bench = Bench(pool, cfg.gate, cfg.repo, envs)  # the task set's own gate (profile and mode) and repo settings
     phases = phases or Phases(enabled=False)
 
-    def check(tasks: list) -> list:  # task by task, 4 at a time as gold_check runs them, to count them done
-        one_by_one = gold_with_progress(tasks, lambda t: gold_check([t], pool, cfg.gate, **repo), phases)
-        return [r for one in one_by_one for r in one]
+    def check(tasks: list) -> list:  # task by task, 4 at a time, to count them done
+        return gold_with_progress(tasks, lambda t: kind_of(t).gold(t, bench), phases)
 
-    rows, cached = gold_rows(tasks, cache, (asdict(limits), gate, *([_repo_key(cfg)] if repo else [])), check)
+    rows, cached = gold_rows(tasks, cache, (asdict(limits), *config_keys(tasks, bench)), check)
     if cached:
         phases.say(f"gold check: {len(rows)} tasks, result cached from an earlier job")
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
@@ -224,11 +213,6 @@ def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits,
             raise JobError(f"gold check failed for {len(bad)} task(s); their references fail their own tests:\n{lines}")
         log.error("GOLD CHECK FAILED for %d task(s); excluded from scoring:\n%s", len(bad), lines)
     return rows
-
-
-def _repo_key(cfg: Config) -> dict:
-    """What of the repo config decides a repo task's verdict (not where its environments are kept)."""
-    return {"repo": {k: v for k, v in asdict(cfg.repo).items() if k != "env_dir"}}
 
 
 def _finish(

@@ -7,7 +7,7 @@ in the detail of an ok row.
 A task whose reference fails is a task or environment defect, never a model failure. Statuses:
 ok, env_missing_module, env_import_error, no_tests_collected, test_failed, timeout, and otherwise
 the verdict's own outcome (resource_exceeded, harness_error, signature_mismatch, ...). Repo tasks
-(runner.repo.gold) add env_build_failed, fail_to_pass_already_pass, patch_failed and patch_forbidden.
+(runner.repo.gold_patch) add env_build_failed, fail_to_pass_already_pass, patch_failed and patch_forbidden.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TypeVar
 
 from runner.caches.content import Cache, content_key
 from runner.caches.fingerprint import harness_fingerprint
@@ -26,10 +26,8 @@ from runner.judging.judge import judge
 from runner.judging.reference_limits import cpu_limits, with_cpu_limit
 from runner.outcome import Outcome, Verdict
 from runner.tasks.model import Task, task_set_hash
-from runner.tasks.repo_task import RepoTask
 
-if TYPE_CHECKING:
-    from runner.repo.env import Environments
+T = TypeVar("T")
 
 PIP_NAMES = {
     "yaml": "PyYAML",
@@ -123,39 +121,30 @@ def gold_rows(tasks: list, cache: Cache, key_parts: tuple, check: Callable[[list
     return cache.put("gold", key, rows), False
 
 
+def check_each(tasks: list[T], check: Callable[[T], GoldResult], threads: int = 4) -> list[GoldResult]:
+    """`check` on every task, `threads` at a time; results in task order."""
+    with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
+        return list(executor.map(check, tasks))
+
+
+def reference_result(task: Task, pool, gate: GateConfig | None = None) -> GoldResult:
+    """The gold result of one function task: its reference through `gate` (None: gate off) and all its suites."""
+    verdict = judge(task, task.reference, pool, gate if gate is not None else GateConfig(name="off", enabled=False))
+    result = classify(task.id, verdict)
+    if result.ok and verdict.violations:
+        found = "; ".join(f"rule {v['rule']} at line {v['line']}" for v in verdict.violations)
+        result = GoldResult(task.id, "ok", f"gate violations (reported only): {found}")
+    return dataclasses.replace(result, seconds=round(verdict.duration_s, 4)) if result.ok else result
+
+
 def with_reference_limits(tasks: dict[str, Task], pool, gate: GateConfig, cache: Cache, threads: int = 4):
-    """`tasks` (id -> task) with the CPU limits their references' gold-check times give
+    """Function `tasks` (id -> task) with the CPU limits their references' gold-check times give
     (runner.judging.reference_limits), the gold check cached as a job caches it; and the failing rows."""
     key_parts = (asdict(pool.limits), asdict(gate))
-    rows, _ = gold_rows(list(tasks.values()), cache, key_parts, lambda ts: gold_check(ts, pool, gate, threads))
+
+    def check(ts: list[Task]) -> list[GoldResult]:
+        return check_each(ts, lambda t: reference_result(t, pool, gate), threads)
+
+    rows, _ = gold_rows(list(tasks.values()), cache, key_parts, check)
     limits = cpu_limits(rows)
     return {i: with_cpu_limit(t, limits) for i, t in tasks.items()}, [r for r in rows if r["status"] != "ok"]
-
-
-def gold_check(tasks: list[Task | RepoTask], pool, gate: GateConfig | None = None, threads: int = 4,
-               envs: Environments | None = None, repo_timeout_s: float = 60.0) -> list[GoldResult]:  # fmt: skip
-    """Run each task's reference through `gate` (None: gate off) and all of its suites, and each repo task's
-    check (runner.repo.gold, environments from `envs`); results in task order."""
-    gate = gate if gate is not None else GateConfig(name="off", enabled=False)
-
-    def one(task: Task | RepoTask) -> GoldResult:
-        if task.kind == "repo":
-            return _repo_result(task, pool, envs, repo_timeout_s)
-        verdict = judge(task, task.reference, pool, gate)
-        result = classify(task.id, verdict)
-        if result.ok and verdict.violations:
-            found = "; ".join(f"rule {v['rule']} at line {v['line']}" for v in verdict.violations)
-            result = GoldResult(task.id, "ok", f"gate violations (reported only): {found}")
-        return dataclasses.replace(result, seconds=round(verdict.duration_s, 4)) if result.ok else result
-
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
-        return list(executor.map(one, tasks))
-
-
-def _repo_result(task: RepoTask, pool, envs: Environments | None, timeout_s: float) -> GoldResult:
-    from runner.repo.gold import check_repo_task
-
-    if envs is None:
-        raise ValueError("gold_check needs `envs` for repo tasks")
-    status, detail, modules = check_repo_task(task, pool, envs, timeout_s)
-    return missing_modules(task.id, modules) if modules else GoldResult(task.id, status, detail)

@@ -31,9 +31,9 @@ def cpu_limits(gold_rows: Iterable[Mapping]) -> dict[str, float]:
 
 
 def with_cpu_limit(task: Task, limits: Mapping[str, float]) -> Task:
-    """`task` with its reference-scaled CPU limit, when `limits` has one (repo tasks keep their own, and
-    tasks with plus inputs their per-input limits)."""
+    """Function `task` with its reference-scaled CPU limit, when `limits` has one (tasks with plus inputs keep
+    their per-input limits)."""
     limit = limits.get(task.id)
-    if limit is None or task.kind != "function" or DATA_FILE in task.files or task.cpu_limit_s == limit:
+    if limit is None or DATA_FILE in task.files or task.cpu_limit_s == limit:
         return task
     return dataclasses.replace(task, cpu_limit_s=limit)

@@ -22,6 +22,10 @@ class CostRun:
     cpu_s: float
     timeout_s: float
 
+    def reply_budget(self, timeout_s: float) -> float:
+        """How long the pool waits for the worker's reply: the run's own wall limit and clean-up (not the pool's)."""
+        return self.timeout_s + 40.0
+
 
 @dataclass
 class CostRunResult:

@@ -145,21 +145,10 @@ class PoolWorker:
         """Send one job and wait for its result."""
         self.wait_ready()
         try:
-            if isinstance(job, RepoRun | CostRun):
-                write_frame(self.requests, job)
-            else:
-                write_frame(
-                    self.requests,
-                    (dict(job.files), tuple(tuple(s) for s in job.suites), job.time_limit_s, job.cpu_limit_s),
-                )
+            write_frame(self.requests, job)
         except (BrokenPipeError, OSError) as err:
             raise WorkerDied(f"worker is gone: {err}") from err
-        if isinstance(job, RepoRun | CostRun):
-            return self._read(job.timeout_s + 40.0)
-        # Generous upper bound: every suite may run to its timeout (in one session, or one session each
-        # when a suite imports the candidate eagerly and the shared session is abandoned), plus clean-up.
-        budget = len(job.suites) * (max(self.limits.timeout_s, job.time_limit_s) + 10.0) + 30.0
-        return self._read(budget)
+        return self._read(job.reply_budget(self.limits.timeout_s))
 
     def kill(self) -> None:
         """Stop the worker process at once."""

@@ -17,6 +17,10 @@ class RepoRun:
     node_ids: tuple[str, ...]
     timeout_s: float
 
+    def reply_budget(self, timeout_s: float) -> float:
+        """How long the pool waits for the worker's reply: the run's own wall limit and clean-up (not the pool's)."""
+        return self.timeout_s + 40.0
+
 
 @dataclass
 class RepoRunResult:

@@ -33,6 +33,7 @@ from runner.sandbox.limits import Limits
 from runner.sandbox.protocol import Isolation
 from runner.sandbox.repo_job import RepoRun
 from runner.sandbox.repo_run import run_repo_job
+from runner.sandbox.sandbox_job import SandboxJob
 from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
 from runner.sandbox.verdict import expected_tests, verdict_for
 from runner.sandbox.warm_up import load_hypothesis, preload, probe, warm_up
@@ -142,27 +143,30 @@ def serve(requests, replies, limits: Limits) -> None:
         in_force = {**probe(limits, slot), **base}
         hello = {"ready": True, "pid": os.getpid(), "slot": slot.index, "uid": slot.uid, "isolation": in_force}
         write_frame(replies, hello)
+        runners = {  # one runner per kind of job the pool sends
+            SandboxJob: lambda job: _run_suites(job, slot, limits, base, place),
+            RepoRun: lambda job: run_repo_job(job, slot, limits, in_force, place),
+            CostRun: lambda job: run_cost_job(job, slot, limits, in_force, place),
+        }
         while True:
             job = read_frame(requests)
             if job is None:
                 return
-            if isinstance(job, RepoRun):
-                write_frame(replies, run_repo_job(job, slot, limits, in_force, place))
-                continue
-            if isinstance(job, CostRun):
-                write_frame(replies, run_cost_job(job, slot, limits, in_force, place))
-                continue
-            files, suites, time_limit_s, cpu_limit_s = job
-            if _mentions_hypothesis(files) and load_hypothesis(limits):
-                _after_late_imports(place)
-            job_limits = limits
-            if time_limit_s > max(limits.timeout_s, limits.cpu_s):
-                job_limits = dataclasses.replace(limits, timeout_s=time_limit_s, cpu_s=time_limit_s)
-            if cpu_limit_s:
-                job_limits = dataclasses.replace(job_limits, cpu_s=min(cpu_limit_s, job_limits.timeout_s))
-            write_frame(replies, run_sandbox_job(files, suites, slot, job_limits, base, place))
+            write_frame(replies, runners[type(job)](job))
     finally:
         place.remove()
+
+
+def _run_suites(job: SandboxJob, slot, limits: Limits, base: dict, place: JobPlace):
+    """A function task's candidate through its suites, under the job's own limits where it has them."""
+    if _mentions_hypothesis(job.files) and load_hypothesis(limits):
+        _after_late_imports(place)
+    job_limits = limits
+    if job.time_limit_s > max(limits.timeout_s, limits.cpu_s):
+        job_limits = dataclasses.replace(limits, timeout_s=job.time_limit_s, cpu_s=job.time_limit_s)
+    if job.cpu_limit_s:
+        job_limits = dataclasses.replace(job_limits, cpu_s=min(job.cpu_limit_s, job_limits.timeout_s))
+    return run_sandbox_job(dict(job.files), tuple(job.suites), slot, job_limits, base, place)
 
 
 def _mentions_hypothesis(files: dict[str, str | bytes]) -> bool:
