@@ -34,7 +34,7 @@ from runner.efficiency.perf_inputs import declared_arguments  # noqa: E402
 from runner.efficiency.runs import BASELINE, PLAIN, run, solution_files  # noqa: E402
 from runner.efficiency.solution import Setting, baseline_run, measure  # noqa: E402
 from runner.efficiency.tools import find_tools  # noqa: E402
-from runner.sandbox.pool import Limits, WorkerPool  # noqa: E402
+from runner.sandbox.workers.pool import Limits, WorkerPool  # noqa: E402
 from runner.tasks.loader import load_task_dir  # noqa: E402
 
 OPTIONS = [

@@ -76,7 +76,7 @@ def disagreements(samples: Path) -> list[str]:
 
 def run_ours(samples_file: Path, workers: int, gate_name: str, suites: tuple[str, ...]) -> dict:
     """In a fresh process: seconds in all, seconds until the pool was warm, outcomes, samples not passed."""
-    from runner.sandbox.pool import Limits, WorkerPool
+    from runner.sandbox.workers.pool import Limits, WorkerPool
 
     cfg = typed_config(compose_config([f"gate={gate_name}"]))
     start = time.perf_counter()

@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_internals.py [rounds=5] [workloads=sandbox,humaneval] [off=NAME,...]
 
 Each workload runs in a fresh process, once with every speed-up in use and once with each one
-switched off (RUNNER_BENCH_OFF, see runner.sandbox.internals), the variants in a shuffled order in
+switched off (RUNNER_BENCH_OFF, see runner.sandbox.speedups.internals), the variants in a shuffled order in
 every round (seeded), so that load that comes and goes on a shared machine falls on all of them.
 Workloads: `sandbox` is bench_sandbox.py's warm-pool part (pool start-up, 200 candidates with the
 visible suite, 100 with all three suites); `humaneval` is the command
@@ -28,7 +28,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.cli import Option, parse_args  # noqa: E402
-from runner.sandbox.internals import ENV, NAMES  # noqa: E402
+from runner.sandbox.speedups.internals import ENV, NAMES  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from runner.repo.env import Environments
 from runner.repo.judge import judge_repo
-from runner.sandbox.pool import Limits, WorkerPool
+from runner.sandbox.workers.pool import Limits, WorkerPool
 from runner.tasks.loader import load_task_dir
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from runner.judging.suite_module import build_suite_module, suite_file_name
-from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
+from runner.sandbox.workers.pool import Limits, SandboxJob, WorkerPool
 from runner.tasks.model import Task
 
 TASK = Task(

@@ -24,7 +24,7 @@ from pathlib import Path
 START = time.perf_counter()
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from runner.sandbox.zygote import EarlyZygote  # noqa: E402  (first, as runner.evaluate.main starts it first)
+from runner.sandbox.workers.zygote import EarlyZygote  # noqa: E402  (first, as runner.evaluate.main starts it first)
 
 
 def mark(phase: str) -> None:
@@ -64,7 +64,7 @@ def main(argv: list[str]) -> int:
     zygote = EarlyZygote()
     mark("warm-up process started")
     import runner.evaluate as evaluate
-    from runner.sandbox.pool import Limits, WorkerPool
+    from runner.sandbox.workers.pool import Limits, WorkerPool
     from runner.tasks import load_task_set
     from runner.tasks.importers import humaneval_data_file
 

@@ -3,7 +3,7 @@
 For each n_threads (default: 1, the number of usable cores, and 0 = the runner's own choice), loads
 the model once and times `--requests` generations at temperature 0, first with nothing else of ours
 running, then beside `--busy` busy-looping children at the sandbox's priority (nice 10, as
-runner.sandbox.isolation sets it), which stand in for candidate tests running while the model
+runner.sandbox.confine.isolation sets it), which stand in for candidate tests running while the model
 generates. Prints tokens per second per case and the load average before and after, since other work
 on the machine distorts the figures.
 
@@ -29,7 +29,7 @@ MESSAGES = [
 
 
 def _spin() -> None:
-    os.nice(10)  # the sandbox children's priority (runner/sandbox/isolation.py)
+    os.nice(10)  # the sandbox children's priority (runner/sandbox/confine/isolation.py)
     while True:
         pass
 

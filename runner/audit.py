@@ -1,5 +1,5 @@
 """`python -m runner.audit`: the mutation audit of a task set's suites and the check of their declared
-edge cases (runner.strength.audit does the work); the table, the reports and the MLflow run.
+edge cases (runner.strength.mutation_audit does the work); the table, the reports and the MLflow run.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 from runner.cli import Option, boolean, parse_args, run
 from runner.compose import compose_config
 from runner.config import TrackingConfig
-from runner.strength import audit as strength_audit
 from runner.strength import mutants
-from runner.strength.audit import AuditOptions, TaskAudit, audit_tasks, report_json, write_latest
+from runner.strength import mutation_audit as strength_audit
+from runner.strength.mutation_audit import AuditOptions, TaskAudit, audit_tasks, report_json, write_latest
 
 
 def _edge_cell(audit: TaskAudit) -> str:

@@ -236,7 +236,7 @@ class PromptsConfig:
 class SandboxConfig:
     """Limits for every candidate's test run; the one place their defaults live.
 
-    `runner.sandbox.limits.Limits` takes its defaults from here; see its docstring for what each means.
+    `runner.sandbox.confine.limits.Limits` takes its defaults from here; see its docstring for what each means.
     """
 
     workers: int = ruled(COUNT, 2)

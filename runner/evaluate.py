@@ -28,7 +28,7 @@ from __future__ import annotations
 if __name__ == "__main__":  # as a command: the sandbox's warm-up process starts before this module's imports
     import sys
 
-    from runner.sandbox.zygote import EarlyZygote
+    from runner.sandbox.workers.zygote import EarlyZygote
 
     EARLY_ZYGOTE = None if {"-h", "--help"} & set(sys.argv[1:]) else EarlyZygote()  # --help starts nothing
 
@@ -58,7 +58,7 @@ from runner.results.scoring import COMPLIANT, EVALPLUS_LEVELS, metric_key, summa
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
-    from runner.sandbox.pool import EarlyZygote, WorkerPool
+    from runner.sandbox.workers.pool import EarlyZygote, WorkerPool
 
 PASS_AT_K = (1, 10, 100)
 LEVEL_NAMES = {"base": "base", "base_plus": "base+plus"}
@@ -281,7 +281,7 @@ def main(argv: list[str], zygote: EarlyZygote | None = None) -> int:
     """CLI entry; returns 0, or 2 when some samples could not be scored. `zygote`: the pool's warm-up
     process, if the caller started it already (else it starts here)."""
     from runner.kinds.registry import self_contained
-    from runner.sandbox.pool import EarlyZygote, Limits, WorkerPool
+    from runner.sandbox.workers.pool import EarlyZygote, Limits, WorkerPool
     from runner.tasks import EVALPLUS_IMPORTERS, load_task_set
 
     if {"-h", "--help"} & set(argv):  # the usage text, before any process starts (parse_args exits)

@@ -44,7 +44,7 @@ def _row(result: GoldResult) -> dict:
 def main(argv: list[str]) -> int:
     """CLI entry: prints a table, writes the JSON report to out=, returns 1 if any task is not ok."""
     from runner.repo.env import environments
-    from runner.sandbox.pool import Limits, WorkerPool
+    from runner.sandbox.workers.pool import Limits, WorkerPool
     from runner.tasks import load_task_set
     from runner.validation import typed_config
 

@@ -12,8 +12,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "runner"
 INTERNAL = {
-    "runner.sandbox.worker": "the sandbox pool's warm worker, started by the pool with pipes, never by a user",
-    "runner.sandbox.repo_plugin": "runs inside a repo task's confined pytest child, reading fd 3; not a command",
+    "runner.sandbox.workers.worker": "the sandbox pool's warm worker, started by the pool with pipes, never by a user",
+    "runner.sandbox.child.repo_plugin": "runs inside a repo task's confined pytest child, reading fd 3; not a command",
     "runner.tasks.plus_oracle": "one share of the plus-input oracle, given two pickle files by its parent",
 }
 """Entry points that only the harness starts, with their own private arguments."""

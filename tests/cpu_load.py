@@ -2,7 +2,7 @@
 
 With the kernel's autogroup scheduling (on here) CPU time is shared between sessions first, so eight hogs
 per core, each its own session, leave a sandboxed candidate (a session of its own too) about a ninth of a
-core; without autogroup the hogs' default priority beats the sandbox's nice 10 (runner.sandbox.zygote).
+core; without autogroup the hogs' default priority beats the sandbox's nice 10 (runner.sandbox.workers.zygote).
 Either way the candidate spends most of its wall clock waiting for a CPU.
 """
 

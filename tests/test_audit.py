@@ -9,9 +9,10 @@ import pytest
 
 from runner import audit as audit_cli
 from runner.cli import UsageError, parse_args
-from runner.strength import audit, mutants
-from runner.strength.audit import AuditOptions, audit_tasks
+from runner.strength import mutants
+from runner.strength import mutation_audit as audit
 from runner.strength.mutants import SuiteMutation
+from runner.strength.mutation_audit import AuditOptions, audit_tasks
 from runner.tasks.model import EdgeCase, Task
 
 SIGN = Task(

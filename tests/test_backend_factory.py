@@ -177,7 +177,7 @@ def test_zero_retries_raises_the_original_error():
 def test_a_warming_sandbox_pool_leaves_the_model_every_core_it_had():
     """The pool warms up beside the model's load: its processes are niced from their start, so the load
     still sees the cores as free (un-niced work that turned niced during the sample counted as taken)."""
-    from runner.sandbox.pool import Limits, WorkerPool
+    from runner.sandbox.workers.pool import Limits, WorkerPool
 
     before = free_cores()
     with WorkerPool(workers=2, limits=Limits(), wait=False) as pool:

@@ -19,7 +19,7 @@ from runner.config import EfficiencyConfig
 from runner.efficiency.cost import ERROR, MEASURED, NO_PERF_INPUTS, TOO_SLOW, Efficiency
 from runner.efficiency.measure import measure_efficiency
 from runner.efficiency.perf_inputs import declared_arguments, selected_arguments
-from runner.sandbox.pool import Limits, WorkerPool
+from runner.sandbox.workers.pool import Limits, WorkerPool
 from runner.tasks.loader import TaskError, load_task_dir, load_task_file
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import DATA_FILE, OracleRequest, compute

@@ -87,7 +87,7 @@ def test_base_and_base_plus_follow_the_hidden_and_properties_suites():
 
 
 def test_cli_scores_both_formats_in_input_order(tmp_path, capsys):
-    pytest.importorskip("runner.sandbox.pool")
+    pytest.importorskip("runner.sandbox.workers.pool")
     tasks = load_humaneval()
     by_id = {t.id: t for t in tasks}
     canonical_0 = by_id[T0].reference[len(by_id[T0].prompt) :]

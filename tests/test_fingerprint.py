@@ -63,7 +63,7 @@ def test_the_gold_check_runs_again_after_a_harness_change(harness_copy, tmp_path
     from runner.job import run as job
     from runner.judging.gold_check import GoldResult
     from runner.kinds.function import FunctionKind
-    from runner.sandbox.limits import Limits
+    from runner.sandbox.confine.limits import Limits
 
     runs = []  # the gold check itself is tested in test_gold.py; here only whether its cached rows are reused
     monkeypatch.setattr(FunctionKind, "gold", lambda self, task, bench: runs.append(1) or GoldResult(task.id, "ok"))
@@ -71,6 +71,6 @@ def test_the_gold_check_runs_again_after_a_harness_change(harness_copy, tmp_path
     for _ in range(2):
         job._gold_gate(cfg, [TASK], None, Limits(), cache, tmp_path)
     assert runs == [1]
-    _edit(harness_copy / "sandbox" / "pool.py")
+    _edit(harness_copy / "sandbox" / "workers" / "pool.py")
     job._gold_gate(cfg, [TASK], None, Limits(), cache, tmp_path)
     assert runs == [1, 1]

@@ -18,7 +18,7 @@ STDLIB = dict(name="stdlib", allowed_imports=["math"], allow_classes=True, allow
 
 @pytest.fixture(scope="module")
 def pool():
-    sandbox = pytest.importorskip("runner.sandbox.pool")
+    sandbox = pytest.importorskip("runner.sandbox.workers.pool")
     with sandbox.WorkerPool(workers=1, limits=sandbox.Limits(timeout_s=5.0, cpu_s=5.0)) as running:
         yield running
 

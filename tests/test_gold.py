@@ -50,7 +50,7 @@ def test_classify_without_a_sandbox():
 
 @pytest.fixture(scope="module")
 def pool():
-    sandbox = pytest.importorskip("runner.sandbox.pool")
+    sandbox = pytest.importorskip("runner.sandbox.workers.pool")
     with sandbox.WorkerPool(workers=2, limits=sandbox.Limits(timeout_s=3.0, cpu_s=3.0)) as running:
         yield running
 
@@ -103,7 +103,7 @@ def test_all_humaneval_references_pass_gold(pool):
 
 
 def test_cli_writes_report_and_exit_code(tmp_path, capsys):
-    pytest.importorskip("runner.sandbox.pool")
+    pytest.importorskip("runner.sandbox.workers.pool")
     out = tmp_path / "gold.json"
     ids = "[HumanEval/0,HumanEval/1]"
     assert main(["task_set=humaneval", f"task_set.ids={ids}", f"out={out}"]) == 0

@@ -5,8 +5,8 @@ import types
 
 import pytest
 
-from runner.sandbox import guarded_objects
-from runner.sandbox.guarded_objects import GuardedObjects, snapshot_entries
+from runner.sandbox.child import guarded_objects
+from runner.sandbox.child.guarded_objects import GuardedObjects, snapshot_entries
 
 
 def _module() -> types.ModuleType:

@@ -11,7 +11,7 @@ from runner.caches.content import Cache, content_key
 from runner.generation.backends.base import Generation
 from runner.job.attempts import AttemptWriter, Experiment
 from runner.judging.judge import judge
-from runner.sandbox.pool import Limits, WorkerPool
+from runner.sandbox.workers.pool import Limits, WorkerPool
 from runner.tasks.model import Task
 from tests.conftest import typed_test_config
 

@@ -10,7 +10,7 @@ import asyncio
 from runner.caches.content import Cache, content_key
 from runner.job.attempts import AttemptWriter, Experiment
 from runner.repo.judge import judge_repo
-from runner.sandbox.pool import Limits, WorkerPool
+from runner.sandbox.workers.pool import Limits, WorkerPool
 from runner.tasks.repo_task import RepoTask
 from tests.conftest import typed_test_config
 from tests.repo_fixtures import environments, slug_patch

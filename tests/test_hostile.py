@@ -19,7 +19,7 @@ import pytest
 from runner.judging.judge import build_job
 from runner.judging.suite_module import build_suite_module, suite_file_name
 from runner.outcome import Outcome
-from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
+from runner.sandbox.workers.pool import Limits, SandboxJob, WorkerPool
 from runner.tasks.model import Task
 
 ROOT = os.geteuid() == 0

@@ -4,7 +4,7 @@ import pytest
 
 from runner.judging.suite_module import build_suite_module, suite_file_name, uses_hypothesis
 from runner.outcome import Outcome
-from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
+from runner.sandbox.workers.pool import Limits, SandboxJob, WorkerPool
 from runner.tasks.model import Task
 
 TASK = Task(

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.sandbox import internals
-from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
+from runner.sandbox.speedups import internals
+from runner.sandbox.workers.pool import Limits, SandboxJob, WorkerPool
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -44,7 +44,7 @@ def test_the_pins_match_the_versions_the_speed_ups_hold_for():
 
 def test_an_unknown_switch_is_one_line():
     env = {**os.environ, internals.ENV: "dict_versions,typo"}
-    done = subprocess.run([sys.executable, "-c", "import runner.sandbox.internals"], env=env, cwd=ROOT,
+    done = subprocess.run([sys.executable, "-c", "import runner.sandbox.speedups.internals"], env=env, cwd=ROOT,
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert done.returncode == 1
     assert done.stderr.strip() == (

@@ -79,7 +79,7 @@ def test_overall_outcome_takes_the_most_severe():
 
 
 def test_job_has_every_file_the_suites_import():
-    pytest.importorskip("runner.sandbox.pool")
+    pytest.importorskip("runner.sandbox.workers.pool")
     job = build_job(TASK, GOOD, ("hidden", "visible", "nonexistent"))
     assert job.suites == (("hidden", "test_hidden.py"), ("visible", "test_visible.py"))
     assert {"candidate.py", "candidate_guard.py", "test_hidden.py", "test_visible.py"} <= set(job.files)
@@ -136,7 +136,7 @@ def test_feedback_for_static_outcomes_is_the_message():
 
 @pytest.fixture(scope="module")
 def pool():
-    sandbox = pytest.importorskip("runner.sandbox.pool")
+    sandbox = pytest.importorskip("runner.sandbox.workers.pool")
     limits = sandbox.Limits(timeout_s=3.0, cpu_s=3.0, memory_mb=256, hypothesis_examples=20)
     with sandbox.WorkerPool(workers=2, limits=limits) as running:
         yield running

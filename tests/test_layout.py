@@ -40,7 +40,7 @@ def import_graph() -> dict[str, set[str]]:
 
 
 def package_of(module: str) -> str:
-    """`runner.sandbox.worker` -> `runner.sandbox`; a top-level module (`runner.job.run`) is its own node."""
+    """`runner.sandbox.workers.worker` -> `runner.sandbox`; a top-level module (`runner.job.run`) is its own node."""
     return ".".join(module.split(".")[:2])
 
 
@@ -92,7 +92,7 @@ def test_the_checker_finds_a_cycle():
 
 def test_the_graph_sees_lazy_imports():
     graph = import_graph()
-    assert "runner.sandbox.pool" in graph["runner.judging.judge"]  # imported inside build_job and for typing
+    assert "runner.sandbox.workers.pool" in graph["runner.judging.judge"]  # imported inside build_job and for typing
 
 
 def test_no_module_imports_itself_back():
@@ -133,3 +133,29 @@ def test_the_switch_finder_sees_both_shapes(tmp_path):
 
 def test_no_kind_switch_outside_the_kinds():
     assert kind_switches() == []
+
+
+CONFINE_MAX_LINES = 550
+"""The boundary room (runner/sandbox/confine: isolation, limits, the supervision loop) is read first in a review."""
+
+
+def test_the_boundary_room_stays_small():
+    room = ROOT / "sandbox" / "confine"
+    lines = sum(len(path.read_text(encoding="utf-8").splitlines()) for path in room.glob("*.py"))
+    assert 0 < lines <= CONFINE_MAX_LINES
+
+
+def room_of(module: str) -> str:
+    """`runner.sandbox.confine.isolation` -> `runner.sandbox.confine`; a module beside the rooms is its own."""
+    parts = module.split(".")
+    return ".".join(parts[:3]) if len(parts) > 3 else module
+
+
+def test_the_sandbox_rooms_import_one_way():
+    graph = {m: ts for m, ts in import_graph().items() if m.startswith("runner.sandbox.")}
+    rooms: dict[str, set[str]] = {}
+    for source, targets in graph.items():
+        edges = rooms.setdefault(room_of(source), set())
+        edges.update(room_of(t) for t in targets if t.startswith("runner.sandbox.") and room_of(t) != room_of(source))
+    assert cycles(rooms) == []
+    assert not rooms["runner.sandbox.confine"]  # the boundary depends on no other part of the sandbox

@@ -98,7 +98,7 @@ def plus_task(tmp_path, reference=REFERENCE, inputs=INPUTS, entry_point="double"
 
 @pytest.fixture(scope="module")
 def pool():
-    sandbox = pytest.importorskip("runner.sandbox.pool")
+    sandbox = pytest.importorskip("runner.sandbox.workers.pool")
     limits = sandbox.Limits(timeout_s=5.0, cpu_s=5.0, memory_mb=256)
     with sandbox.WorkerPool(workers=2, limits=limits) as running:
         yield running

@@ -39,7 +39,7 @@ def test_a_task_with_plus_inputs_keeps_its_per_input_limits_only():
 
 
 def test_a_loop_stops_at_the_tasks_cpu_limit_and_is_judged_once():
-    sandbox = pytest.importorskip("runner.sandbox.pool")
+    sandbox = pytest.importorskip("runner.sandbox.workers.pool")
     # a wall clock far above the CPU limit: the loop uses its CPU second first, however busy the machine is
     limits = sandbox.Limits(timeout_s=30.0, cpu_s=30.0, memory_mb=256, hypothesis_examples=20)
     with sandbox.WorkerPool(workers=1, limits=limits) as pool:
@@ -51,7 +51,7 @@ def test_a_loop_stops_at_the_tasks_cpu_limit_and_is_judged_once():
 
 
 def test_evaluate_checks_the_references_first_and_limits_a_loop_by_its_reference(tmp_path, capsys):
-    pytest.importorskip("runner.sandbox.pool")
+    pytest.importorskip("runner.sandbox.workers.pool")
     task = {t.id: t for t in load_humaneval()}["HumanEval/0"]
     rows = [{"task_id": task.id, "completion": LOOP}, {"task_id": task.id, "solution": task.reference}]
     samples, out = tmp_path / "s.jsonl", tmp_path / "out.jsonl"

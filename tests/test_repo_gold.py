@@ -15,7 +15,7 @@ import yaml
 from runner.config import RepoConfig
 from runner.kinds.base import Bench
 from runner.kinds.registry import check_references
-from runner.sandbox.pool import Limits, WorkerPool
+from runner.sandbox.workers.pool import Limits, WorkerPool
 from runner.tasks.loader import load_task_dir
 from tests.repo_fixtures import SHARED_ENVS, copy_set, environments
 

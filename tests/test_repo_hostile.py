@@ -14,8 +14,8 @@ import pytest
 
 from runner.outcome import Outcome
 from runner.repo.judge import judge_repo
-from runner.sandbox.isolation import BASE_UID
-from runner.sandbox.pool import Limits, WorkerPool
+from runner.sandbox.confine.isolation import BASE_UID
+from runner.sandbox.workers.pool import Limits, WorkerPool
 from tests.repo_fixtures import environments, fixture_tasks, slug_patch
 
 WRONG = '    return "-".join(text.lower().split(" "))'

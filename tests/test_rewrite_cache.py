@@ -1,12 +1,12 @@
-"""Rewritten suite modules cached across runs (runner.sandbox.rewrite_cache): used, keyed by content, never stale."""
+"""Rewritten suite modules cached across runs (runner.sandbox.speedups.rewrite_cache): used, keyed by content, fresh."""
 
 import os
 from pathlib import Path
 
 from _pytest.assertion.rewrite import PYC_TAIL, _read_pyc
 
-from runner.sandbox.pool import Limits, SandboxJob, WorkerPool
-from runner.sandbox.rewrite_cache import RewriteCache
+from runner.sandbox.speedups.rewrite_cache import RewriteCache
+from runner.sandbox.workers.pool import Limits, SandboxJob, WorkerPool
 
 SUITE = "from candidate import f\n\ndef test_f():\n    assert f() == 1\n"
 ORDER = (("hidden", "test_hidden.py"),)

@@ -16,10 +16,8 @@ import pytest
 
 from runner.config import SandboxConfig
 from runner.outcome import Outcome
-from runner.sandbox import pool as sandbox
 from runner.sandbox import protocol
-from runner.sandbox.isolation import sandbox_env
-from runner.sandbox.pool import EarlyZygote, Limits, SandboxJob, WorkerDied, WorkerPool
+from runner.sandbox.confine.isolation import sandbox_env
 from runner.sandbox.protocol import (
     Armed,
     Channel,
@@ -35,6 +33,8 @@ from runner.sandbox.protocol import (
     Tamper,
 )
 from runner.sandbox.verdict import RunFacts, expected_tests, verdict_for
+from runner.sandbox.workers import pool as sandbox
+from runner.sandbox.workers.pool import EarlyZygote, Limits, SandboxJob, WorkerDied, WorkerPool
 from tests.conftest import descendants
 
 ROOT = os.geteuid() == 0
@@ -265,7 +265,7 @@ def test_each_job_starts_in_an_empty_directory(pool):
     pool.run(SandboxJob(planted, (("visible", "test_visible.py"),)))
     for _ in range(3):  # every worker of the pool, whichever ran the first job
         verdict = pool.run(simple_job(candidate, suite)).suites["visible"]
-        # `__pycache__` holds this job's rewritten suite (runner.sandbox.rewrite_cache); nothing of the first job
+        # `__pycache__` holds this job's rewritten suite (runner.sandbox.speedups.rewrite_cache); none of the first job
         assert "assert ['__pycache__', 'candidate.py', 'test_visible.py'] == 0" in verdict.tests[0].message, verdict
 
 
@@ -464,7 +464,7 @@ def test_suite_modules_are_found_by_their_stem_or_else_by_a_full_search(tmp_path
     import sys
     import types
 
-    from runner.sandbox.pytest_child import _suite_modules
+    from runner.sandbox.child.pytest_child import _suite_modules
 
     path = str(tmp_path / "test_hidden.py")
     module = types.ModuleType("test_hidden")
@@ -517,12 +517,12 @@ def test_a_pool_whose_early_zygote_died_fails_cleanly():
 def test_the_pool_and_its_children_run_at_the_sandbox_nice_level(pool):
     """Warm-up, gold check and test runs overlap generation: every process of the pool yields the CPU to it,
     and a sandboxed child is at the same level as its worker (not niced twice)."""
-    from runner.sandbox.zygote import SANDBOX_NICE
+    from runner.sandbox.confine.limits import SANDBOX_NICE
 
     suite = "import os\ndef test_a():\n    assert os.getpriority(os.PRIO_PROCESS, 0) == -1\n"
     result = pool.run(simple_job("", suite))
     assert f"assert {SANDBOX_NICE} == -1" in result.suites["visible"].tests[0].message
-    workers = [pid for pid in descendants(os.getpid()) if b"runner.sandbox.worker" in _read(pid, "cmdline")]
+    workers = [pid for pid in descendants(os.getpid()) if b"runner.sandbox.workers.worker" in _read(pid, "cmdline")]
     assert len(workers) >= 3  # the warm-up process and the pool's two workers
     assert {int(_read(pid, "stat").rsplit(b")", 1)[1].split()[16]) for pid in workers} == {SANDBOX_NICE}
 

@@ -34,7 +34,7 @@ def test_fixture_lines_are_complete_and_named_uniquely():
 
 
 def test_every_wrong_candidate_is_caught_and_every_reference_passes(tmp_path):
-    pytest.importorskip("runner.sandbox.pool")
+    pytest.importorskip("runner.sandbox.workers.pool")
     wrong = _candidates()
     tasks = {t.id: t for t in load_task_dir(TASK_DIR)}
     references = [

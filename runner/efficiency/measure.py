@@ -12,7 +12,7 @@ from runner.efficiency.perf_inputs import perf_arguments
 from runner.efficiency.reference import references
 from runner.efficiency.solution import Setting, measure
 from runner.efficiency.tools import ToolsMissing, find_tools
-from runner.sandbox.pool import WorkerPool
+from runner.sandbox.workers.pool import WorkerPool
 from runner.tasks.model import Task
 
 MIN_REFERENCE_CPU_S = 0.05

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from runner.efficiency.cost import ERROR, MEASURED, TOO_SLOW
 from runner.efficiency.tools import Tools
 from runner.sandbox.cost_job import CostRun, CostRunResult
-from runner.sandbox.pool import WorkerDied, WorkerPool
+from runner.sandbox.workers.pool import WorkerDied, WorkerPool
 
 COUNT, BASELINE, PLAIN = "count", "baseline", "plain"
 _SUMMARY = re.compile(r"^==(\d+)== I\s+refs:\s+([\d,]+)\s*$", re.MULTILINE)

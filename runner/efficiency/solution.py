@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from runner.efficiency.cost import ERROR, MEASURED, TOO_SLOW, Cost
 from runner.efficiency.runs import BASELINE, COUNT, PLAIN, RunOutcome, run, solution_files
 from runner.efficiency.tools import Tools
-from runner.sandbox.pool import WorkerPool
+from runner.sandbox.workers.pool import WorkerPool
 
 
 @dataclass(frozen=True)

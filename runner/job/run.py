@@ -29,7 +29,7 @@ from runner.judging.reference_limits import cpu_limits as reference_cpu_limits
 from runner.kinds.base import Bench
 from runner.kinds.registry import kind_of
 from runner.records import AttemptRecord
-from runner.sandbox.pool import Limits, WorkerPool
+from runner.sandbox.workers.pool import Limits, WorkerPool
 from runner.tasks import EVALPLUS_IMPORTERS, Task, load_task_set, subset_tag, task_set_hash
 from runner.tracking.local_store import StoreError, sqlite_path
 from runner.tracking.run_views import log_job_views
@@ -230,7 +230,7 @@ def _finish(
     from runner.results.job_figures import figures_for_job
     from runner.results.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
     from runner.results.summary import files_line, summary_table
-    from runner.strength.audit import latest_audit_scores
+    from runner.strength.mutation_audit import latest_audit_scores
 
     started = time.perf_counter()
     metrics = summarize(

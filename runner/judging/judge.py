@@ -20,7 +20,7 @@ from runner.suites.shipped import guard_source
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
-    from runner.sandbox.pool import SandboxJob, WorkerPool
+    from runner.sandbox.workers.pool import SandboxJob, WorkerPool
 
 SEVERITY = (Outcome.HARNESS_ERROR, Outcome.RESOURCE_EXCEEDED, Outcome.TIMEOUT, Outcome.ERROR, Outcome.FAILED)
 """Per-suite outcomes, most severe first: the overall outcome of a run that did not pass."""
@@ -31,7 +31,7 @@ _MESSAGE_CHARS = 300
 
 def build_job(task: Task, code: str, suites: tuple[str, ...] = SUITES) -> SandboxJob:
     """The sandbox job running `code` as the candidate against the task's requested suites."""
-    from runner.sandbox.pool import SandboxJob
+    from runner.sandbox.workers.pool import SandboxJob
 
     files = {**task.files, "candidate.py": code, "candidate_guard.py": guard_source()}
     if needs_reference(task, suites):  # else a candidate could import the reference and return its answers

@@ -27,7 +27,7 @@ class Bench:
     """What judging an answer needs besides the task: the sandbox's worker pool, the gate, the repo settings and
     environments, the CPU limits the references' gold-check times give, and the limits as a verdict's key holds them."""
 
-    pool: Any  # runner.sandbox.pool.WorkerPool (not imported: a kind is usable without the sandbox loaded)
+    pool: Any  # runner.sandbox.workers.pool.WorkerPool (not imported: a kind is usable without the sandbox loaded)
     gate: GateConfig = field(default_factory=lambda: GateConfig(name="off", enabled=False))
     repo: RepoConfig = field(default_factory=RepoConfig)
     envs: Any = None  # runner.repo.env.Environments, needed by repo tasks only

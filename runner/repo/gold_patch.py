@@ -20,7 +20,7 @@ from runner.sandbox.repo_job import RepoRunResult
 from runner.tasks.repo_task import RepoTask
 
 if TYPE_CHECKING:
-    from runner.sandbox.pool import WorkerPool
+    from runner.sandbox.workers.pool import WorkerPool
 
 _MISSING = re.compile(r"No module named '([\w.]+)'")
 _IMPORT_ERROR = re.compile(r"\bImportError\b|cannot import name")

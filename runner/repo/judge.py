@@ -12,7 +12,7 @@ from runner.sandbox.repo_job import RepoRun, RepoRunResult
 from runner.tasks.repo_task import RepoTask
 
 if TYPE_CHECKING:
-    from runner.sandbox.pool import WorkerPool
+    from runner.sandbox.workers.pool import WorkerPool
 
 
 def run_tests(task: RepoTask, files: dict[str, bytes], pool: WorkerPool, python: str,

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class CostRun:
-    """One run of the cost harness (runner.sandbox.cost_harness) in a confined child.
+    """One run of the cost harness (runner.sandbox.child.cost_harness) in a confined child.
 
     `files` go into the job directory read-only (inputs.pkl, solution.bin or solution.py); `python` is an
     interpreter the sandbox uid may run; `valgrind` the valgrind binary, or "" for a plain run; `mode` the

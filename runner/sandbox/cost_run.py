@@ -17,17 +17,17 @@ from __future__ import annotations
 import dataclasses
 import fcntl
 import os
-import select
 import signal
 import time
 from pathlib import Path
 
-from runner.sandbox import isolation
+from runner.sandbox.confine import isolation
+from runner.sandbox.confine.limits import Limits
+from runner.sandbox.confine.supervise import Watch, fork_child, supervise
 from runner.sandbox.cost_job import CostRun, CostRunResult
 from runner.sandbox.job_place import JobPlace, write_readonly
-from runner.sandbox.limits import Limits
 
-HARNESS_SOURCE = (Path(__file__).parent / "cost_harness.py").read_text(encoding="utf-8")
+HARNESS_SOURCE = (Path(__file__).parent / "child" / "cost_harness.py").read_text(encoding="utf-8")
 """Read when the worker imports this module (the sandbox uid may not be able to read the harness's files)."""
 HARNESS_FILE = "cost_harness.py"
 _TAIL_BYTES = 256 * 1024
@@ -117,51 +117,16 @@ def _keep_tail(buffer: bytearray, chunk: bytes) -> None:
 
 
 def _supervise(job: CostRun, place: JobPlace, slot, limits: Limits, result: CostRunResult) -> None:
-    out_r, out_w = os.pipe()
-    log_r, log_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(out_r)
-        os.close(log_r)
-        _child(job, place, slot, limits, (out_w, log_w))
-    os.close(out_w)
-    os.close(log_w)
+    def child(fds: list[int]) -> None:
+        _child(job, place, slot, limits, (fds[0], fds[1]))
+
+    pid, (out_r, log_r) = fork_child(child, 2)
     result.pid = pid
-    pidfd = os.pidfd_open(pid)
-    buffers = {out_r: bytearray(), log_r: bytearray()}
-    watched = [out_r, log_r, pidfd]
-    deadline = time.monotonic() + limits.timeout_s
-    usage = None
-    while usage is None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            result.timed_out = True
-            break
-        ready, _, _ = select.select(watched, [], [], remaining)
-        for fd in ready:
-            if fd == pidfd:
-                _, result.status, usage = os.wait4(pid, 0)
-                watched.remove(pidfd)
-                continue
-            chunk = os.read(fd, 1 << 16)
-            if chunk:
-                _keep_tail(buffers[fd], chunk)
-            else:
-                watched.remove(fd)
-    if usage is None:
-        os.kill(pid, signal.SIGKILL)
-        _, result.status, usage = os.wait4(pid, 0)
-    result.cpu_s = usage.ru_utime + usage.ru_stime
-    result.maxrss_kb = usage.ru_maxrss
-    result.leftovers = not isolation.kill_everything(pid, slot)
-    for fd, buffer in buffers.items():
-        os.set_blocking(fd, False)
-        try:
-            while chunk := os.read(fd, 1 << 16):
-                _keep_tail(buffer, chunk)
-        except BlockingIOError:
-            pass
-        os.close(fd)
-    os.close(pidfd)
-    result.output = bytes(buffers[out_r]).decode("utf-8", "replace")
-    result.log = bytes(buffers[log_r]).decode("utf-8", "replace")
+    output, log = bytearray(), bytearray()
+    ending = supervise(pid, {out_r: lambda c: _keep_tail(output, c), log_r: lambda c: _keep_tail(log, c)}, slot,
+                       Watch(limits.timeout_s))  # fmt: skip
+    result.status, result.timed_out, result.leftovers = ending.status, ending.timed_out, ending.leftovers
+    result.cpu_s = ending.usage.ru_utime + ending.usage.ru_stime
+    result.maxrss_kb = ending.usage.ru_maxrss
+    result.output = bytes(output).decode("utf-8", "replace")
+    result.log = bytes(log).decode("utf-8", "replace")

@@ -6,9 +6,11 @@ import os
 import shutil
 import tempfile
 
-from runner.sandbox import internals, isolation, pytest_child
-from runner.sandbox.limits import Limits
-from runner.sandbox.rewrite_cache import RewriteCache
+from runner.sandbox.child import pytest_child
+from runner.sandbox.confine import isolation
+from runner.sandbox.confine.limits import Limits
+from runner.sandbox.speedups import internals
+from runner.sandbox.speedups.rewrite_cache import RewriteCache
 
 
 class JobPlace:
@@ -41,7 +43,7 @@ class JobPlace:
     def clear(self) -> None:
         """Remove every job file and the working directory's contents."""
         for entry in os.scandir(self.test_dir):
-            if entry.is_dir(follow_symlinks=False):  # __pycache__ (runner.sandbox.rewrite_cache)
+            if entry.is_dir(follow_symlinks=False):  # __pycache__ (runner.sandbox.speedups.rewrite_cache)
                 shutil.rmtree(entry.path)
             else:
                 os.unlink(entry.path)

@@ -14,19 +14,19 @@ import fcntl
 import json
 import os
 import secrets
-import select
 import shutil
 import signal
 import time
 from dataclasses import replace
 from pathlib import Path
 
-from runner.sandbox import isolation
+from runner.sandbox.confine import isolation
+from runner.sandbox.confine.limits import Limits
+from runner.sandbox.confine.supervise import Watch, fork_child, supervise
 from runner.sandbox.job_place import JobPlace, write_readonly
-from runner.sandbox.limits import Limits
 from runner.sandbox.repo_job import RepoRun, RepoRunResult
 
-PLUGIN_SOURCE = (Path(__file__).parent / "repo_plugin.py").read_text(encoding="utf-8")
+PLUGIN_SOURCE = (Path(__file__).parent / "child" / "repo_plugin.py").read_text(encoding="utf-8")
 """Read when the worker imports this module (the sandbox uid may not be able to read the harness's files)."""
 _CHANNEL_CAP = 8 << 20
 
@@ -104,61 +104,35 @@ def run_repo_job(job: RepoRun, slot, limits: Limits, base: dict, place: JobPlace
 
 
 def _supervise(job, paths, place, slot, limits: Limits, config: dict, result: RepoRunResult) -> None:
-    config_r, config_w = os.pipe()
-    result_r, result_w = os.pipe()
-    out_r, out_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:
-        os.close(config_w)
-        os.close(result_r)
-        os.close(out_r)
-        _child(job, paths, place, slot, limits, (config_r, result_w, out_w), config["nonce"])
-    for fd in (config_r, result_w, out_w):
-        os.close(fd)
-    try:
-        os.write(config_w, (json.dumps(config) + "\n").encode())
-    except BrokenPipeError:
-        pass
-    os.close(config_w)
-    pidfd = os.pidfd_open(pid)
+    def child(fds: list[int]) -> None:
+        _child(job, paths, place, slot, limits, tuple(fds), config["nonce"])
+
+    pid, (result_r, out_r) = fork_child(child, 2, given=(json.dumps(config) + "\n").encode())
     channel, output = bytearray(), bytearray()
-    watched = [result_r, out_r, pidfd]
-    deadline = time.monotonic() + limits.timeout_s
     cap = limits.max_output_kb * 1024
-    while result.status is None:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            result.timed_out = True
-            break
-        ready, _, _ = select.select(watched, [], [], remaining)
-        for fd in ready:
-            if fd == pidfd:
-                result.status = os.waitpid(pid, 0)[1]
-                watched.remove(pidfd)
-                continue
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                watched.remove(fd)
-            elif fd == result_r:
-                channel += chunk
-            elif len(output) < cap:
-                output += chunk[: cap - len(output)]
-        if len(channel) > _CHANNEL_CAP:
-            result.violations.append("the verdict channel was flooded")
-            break
-    if result.status is None:
-        os.kill(pid, signal.SIGKILL)
-        result.status = os.waitpid(pid, 0)[1]
-    result.leftovers = not isolation.kill_everything(pid, slot)
-    for fd in (result_r, out_r):
-        os.set_blocking(fd, False)
-        try:
-            while len(channel) <= _CHANNEL_CAP and (chunk := os.read(fd, 1 << 16)):
-                (channel if fd == result_r else output).extend(chunk)
-        except BlockingIOError:
-            pass
-        os.close(fd)
-    os.close(pidfd)
+
+    def read_channel(chunk: bytes) -> None:
+        if len(channel) <= _CHANNEL_CAP:
+            channel.extend(chunk)
+
+    def read_output(chunk: bytes) -> None:
+        output.extend(chunk[: cap - len(output)])
+
+    ending = supervise(pid, {result_r: read_channel, out_r: read_output}, slot, _RepoWatch(limits.timeout_s, channel))
+    result.status, result.timed_out, result.leftovers = ending.status, ending.timed_out, ending.leftovers
+    if len(channel) > _CHANNEL_CAP:
+        result.violations.append("the verdict channel was flooded")
     result.output_exceeded = len(output) >= cap
-    result.output = bytes(output[:cap]).decode("utf-8", "replace")
+    result.output = bytes(output).decode("utf-8", "replace")
     result.feed(config["nonce"], bytes(channel))
+
+
+class _RepoWatch(Watch):
+    """A repo run's limits: its wall clock, and a channel that may not flood."""
+
+    def __init__(self, timeout_s: float, channel: bytearray) -> None:
+        super().__init__(timeout_s)
+        self.channel = channel
+
+    def after_read(self) -> bool:
+        return len(self.channel) > _CHANNEL_CAP

@@ -13,7 +13,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import secrets
-import select
 import signal
 import sys
 import time
@@ -22,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.sandbox import isolation, pytest_child
-from runner.sandbox.limits import Limits
+from runner.sandbox.child import pytest_child
+from runner.sandbox.confine import isolation
+from runner.sandbox.confine.limits import Limits
+from runner.sandbox.confine.supervise import Watch, fork_child, supervise
 from runner.sandbox.protocol import (
     Armed,
     Channel,
@@ -68,7 +69,7 @@ def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: 
         pytest_child.seed_random()  # suite modules may draw at import (collection)
         if place.prepared is not None:
             pytest_child.run_prepared(place.prepared, test_paths, channel)
-        else:  # the prepared_session speed-up switched off (runner.sandbox.internals)
+        else:  # the prepared_session speed-up switched off (runner.sandbox.speedups.internals)
             pytest_child.run_unprepared(test_paths, place.ini_path, channel, limits)
         sys.stdout.flush()
         sys.stderr.flush()
@@ -79,24 +80,6 @@ def _child(test_paths: list[str], place: JobPlace, slot, limits: Limits, res_w: 
             sys.stderr.flush()
         finally:
             os._exit(70)
-
-
-def _drain(fds: list[int], sinks: dict[int, bytearray], seconds: float) -> None:
-    deadline = time.monotonic() + seconds
-    for fd in fds:
-        os.set_blocking(fd, False)
-    open_fds = list(fds)
-    while open_fds and time.monotonic() < deadline:
-        ready, _, _ = select.select(open_fds, [], [], max(0.0, deadline - time.monotonic()))
-        for fd in ready:
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            if not chunk:
-                open_fds.remove(fd)
-            else:
-                sinks[fd] += chunk
 
 
 @dataclass
@@ -181,94 +164,87 @@ def _kill_strays(pid: int, slot, limits: Limits) -> None:
                 pass
 
 
+class _SessionWatch(Watch):
+    """A session's limits, per suite: wall clock and CPU from the suite's first test, an output cap each; the
+    channel's messages say which suite runs."""
+
+    def __init__(self, pid: int, facts: SessionFacts, slot, limits: Limits) -> None:
+        self.pid, self.facts, self.slot, self.limits = pid, facts, slot, limits
+        self.count = len(facts.files)
+        self.session_ends = time.monotonic() + limits.timeout_s * self.count
+        self.suite_ends = self.session_ends
+        self.running, self.cpu_start, self.cores = -1, 0.0, os.cpu_count() or 1
+        self.wait_start = _cpu_wait_seconds(pid) or 0.0
+        self.next_cpu_read = self.session_ends  # CPU time cannot run out sooner than `cpu_left / cores` wall seconds
+        self.output = bytearray()
+        self.channel_bytes = 0
+
+    def read_channel(self, chunk: bytes) -> None:
+        self.channel_bytes += len(chunk)
+        self.facts.feed(chunk)
+
+    def read_output(self, chunk: bytes) -> None:
+        self.output += chunk
+
+    def deadline(self) -> float:
+        return min(self.session_ends, self.suite_ends)
+
+    def wake_at(self) -> float:
+        return self.next_cpu_read
+
+    def on_timeout(self, pid: int) -> None:
+        self.facts.cpu_wait_s = max(0.0, (_cpu_wait_seconds(pid) or self.wait_start) - self.wait_start)
+
+    def before_wait(self, now: float) -> bool:
+        if self.running < 0 or now < self.next_cpu_read:  # the suite's CPU time (RLIMIT_CPU covers the session)
+            return False
+        cpu_left = self.limits.cpu_s - ((_cpu_seconds(self.pid) or self.cpu_start) - self.cpu_start)
+        if cpu_left <= 0:
+            self.facts.cpu_exceeded = True
+            return True
+        self.next_cpu_read = now + max(0.02, cpu_left / self.cores)
+        return False
+
+    def after_read(self) -> bool:
+        facts, limits = self.facts, self.limits
+        if facts.running != self.running:
+            self.running = facts.running
+            facts.output_marks[self.running] = len(self.output)
+            self.suite_ends = time.monotonic() + limits.timeout_s
+            self.cpu_start = _cpu_seconds(self.pid) or 0.0
+            self.wait_start = _cpu_wait_seconds(self.pid) or 0.0
+            self.next_cpu_read = time.monotonic() + limits.cpu_s / self.cores
+            if self.running > 0:  # what the candidate started during an earlier suite does not outlive it
+                _kill_strays(self.pid, self.slot, limits)
+        cap = limits.max_output_kb * 1024
+        if len(self.output) - facts.output_marks.get(self.running, 0) > cap or len(self.output) > cap * self.count:
+            facts.output_exceeded = True
+            return True
+        if self.channel_bytes > 8 << 20:
+            facts.violations.append("the verdict channel was flooded")
+            return True
+        return self.count > 1 and facts.candidate_ran_during_collection()  # each suite is then run on its own
+
+
 def run_session(test_paths: list[str], place: JobPlace, slot, limits: Limits) -> SessionFacts:
     """Fork one confined child for a job's suite files and supervise it to the end.
 
     Each suite may run `timeout_s` wall clock and `cpu_s` CPU from its first test's start, and write
     `max_output_kb`; the whole session may run `timeout_s` per suite.
     """
-    count = len(test_paths)
     facts = SessionFacts(files=[os.path.basename(p) for p in test_paths], nonce=secrets.token_hex(16))
-    res_r, res_w = os.pipe()
-    out_r, out_w = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        os.close(res_r)
-        os.close(out_r)
-        _child(test_paths, place, slot, limits, res_w, out_w, facts.nonce)
-    os.close(res_w)
-    os.close(out_w)
-    pidfd = os.pidfd_open(pid)
-    cap = limits.max_output_kb * 1024
-    channel_bytes = 0
-    output = bytearray()
-    watched = [res_r, out_r, pidfd]
-    start = time.monotonic()
-    session_deadline = start + limits.timeout_s * count
-    suite_deadline = session_deadline
-    running, cpu_start, cores = -1, 0.0, os.cpu_count() or 1
-    wait_start = _cpu_wait_seconds(pid) or 0.0
-    next_cpu_read = session_deadline  # CPU time cannot run out sooner than `cpu_left / cores` wall seconds
-    while facts.status is None:
-        now = time.monotonic()
-        remaining = min(session_deadline, suite_deadline) - now
-        if remaining <= 0:
-            facts.timed_out = True
-            facts.cpu_wait_s = max(0.0, (_cpu_wait_seconds(pid) or wait_start) - wait_start)
-            break
-        if running >= 0 and now >= next_cpu_read:  # the suite's CPU time (RLIMIT_CPU covers the whole session)
-            cpu_left = limits.cpu_s - ((_cpu_seconds(pid) or cpu_start) - cpu_start)
-            if cpu_left <= 0:
-                facts.cpu_exceeded = True
-                break
-            next_cpu_read = now + max(0.02, cpu_left / cores)
-        ready, _, _ = select.select(watched, [], [], max(0.0, min(remaining, next_cpu_read - now)))
-        for fd in ready:
-            if fd == pidfd:
-                facts.status = os.waitpid(pid, 0)[1]
-                watched.remove(pidfd)
-                continue
-            chunk = os.read(fd, 1 << 16)
-            if not chunk:
-                watched.remove(fd)
-            elif fd == res_r:
-                channel_bytes += len(chunk)
-                facts.feed(chunk)
-            else:
-                output += chunk
-        if facts.running != running:
-            running = facts.running
-            facts.output_marks[running] = len(output)
-            suite_deadline = time.monotonic() + limits.timeout_s
-            cpu_start = _cpu_seconds(pid) or 0.0
-            wait_start = _cpu_wait_seconds(pid) or 0.0
-            next_cpu_read = time.monotonic() + limits.cpu_s / cores
-            if running > 0:  # what the candidate started during an earlier suite does not outlive it
-                _kill_strays(pid, slot, limits)
-        if len(output) - facts.output_marks.get(running, 0) > cap or len(output) > cap * count:
-            facts.output_exceeded = True
-            break
-        if channel_bytes > 8 << 20:
-            facts.violations.append("the verdict channel was flooded")
-            break
-        if count > 1 and facts.candidate_ran_during_collection():
-            break  # the caller runs each suite on its own; no time is spent on this session
-    if facts.status is None:
-        os.kill(pid, signal.SIGKILL)
-        facts.status = os.waitpid(pid, 0)[1]
-    facts.leftovers = not isolation.kill_everything(pid, slot)
-    sinks = {res_r: bytearray(), out_r: bytearray()}
-    _drain([res_r, out_r], sinks, 0.5)
-    os.close(pidfd)
-    os.close(res_r)
-    os.close(out_r)
-    facts.feed(bytes(sinks[res_r]) + b"\n")
-    output += sinks[out_r]
+
+    def child(fds: list[int]) -> None:
+        _child(test_paths, place, slot, limits, fds[0], fds[1], facts.nonce)
+
+    pid, (res_r, out_r) = fork_child(child, 2)
+    watch = _SessionWatch(pid, facts, slot, limits)
+    ending = supervise(pid, {res_r: watch.read_channel, out_r: watch.read_output}, slot, watch)
+    facts.status, facts.timed_out, facts.leftovers = ending.status, ending.timed_out, ending.leftovers
+    facts.feed(b"\n")  # a last line the child wrote without its newline
     if facts.timed_out or facts.output_exceeded or facts.cpu_exceeded:
-        facts.running = max(running, facts.running)
-    facts.output = bytes(output)
+        facts.running = max(watch.running, facts.running)
+    facts.output = bytes(watch.output)
     return facts
 
 

@@ -12,7 +12,7 @@ import signal
 from dataclasses import dataclass, field
 
 from runner.outcome import CPU_WAIT_MARKER, STARVED_SHARE, Outcome, SuiteResult, TestResult
-from runner.sandbox.limits import Limits
+from runner.sandbox.confine.limits import Limits
 from runner.sandbox.protocol import CollectError, Failure, Report
 
 INPUT_TIMEOUT = "PlusInputTimeout"

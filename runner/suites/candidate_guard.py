@@ -11,7 +11,7 @@ The candidate is imported lazily, on the first call of any entry point (see `loa
 While a candidate call runs (its import included), the functions of the `reference` module (present in jobs
 whose suites compare against the reference) are swapped for tripwires: a candidate that calls the reference,
 however it reached the module, fails that call with ReferenceBorrowed even if it catches the exception.
-The audit hook (runner.sandbox.audit_hook) refuses opening reference.py from candidate code.
+The audit hook (runner.sandbox.child.audit_hook) refuses opening reference.py from candidate code.
 
 `digest_atom` digests a str, bytes or int by value: the plus suites compare an output too large to store by it.
 """

@@ -2,7 +2,7 @@
 
 llama.cpp's threads wait on each other at every step, so one thread that has to share its core with
 another program's work slows the whole generation many times over; a thread on a core that only our
-own sandbox pool uses costs less, since it runs at nice 10 (runner/sandbox/isolation.py; within its
+own sandbox pool uses costs less, since it runs at nice 10 (runner/sandbox/confine/isolation.py; within its
 own sessions only, where the kernel groups CPU time by session). So the free cores are counted from
 /proc/stat over a short sample: idle time and niced time are free, and so is the un-niced time of this
 process and its descendants, such as the MLflow store being created in a thread beside the model's load

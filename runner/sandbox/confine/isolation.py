@@ -19,8 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.sandbox.limits import Limits
-from runner.sandbox.zygote import SANDBOX_NICE
+from runner.sandbox.confine.limits import SANDBOX_NICE, Limits
 
 CLONE_NEWNET = 0x40000000
 PR_SET_CHILD_SUBREAPER = 36

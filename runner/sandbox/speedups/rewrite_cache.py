@@ -10,7 +10,7 @@ under the SHA-256 of the file, or rewritten here with the prepared session's own
 there first. The child's pytest checks the source hash itself before it uses a pyc.
 
 A speed-up through pytest internals (`_rewrite_test`, `_write_pyc_fp`, the pyc's name): used only with
-the prepared session on the pinned pytest series, `rewrite_cache` in runner.sandbox.internals.
+the prepared session on the pinned pytest series, `rewrite_cache` in runner.sandbox.speedups.internals.
 """
 
 from __future__ import annotations

@@ -13,18 +13,18 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.sandbox import internals
+from runner.sandbox.confine.limits import SANDBOX_NICE
+from runner.sandbox.speedups import internals
 
 if TYPE_CHECKING:  # not imported: a tool starts this module's warm-up process first, before its own imports
-    from runner.sandbox.limits import Limits
+    from runner.sandbox.confine.limits import Limits
 
 MAX_WORKERS = 256
-SANDBOX_NICE = 10  # the pool's processes and the sandboxed children: generation comes first
-_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[3])
 
 
 def worker_command(*args: str) -> list[str]:
-    """The command line of a warm-up process or worker: `python -m runner.sandbox.worker ARGS` at nice 10.
+    """The command line of a warm-up process or worker: `python -m runner.sandbox.workers.worker ARGS` at nice 10.
 
     Niced from exec on, not only once its imports are done: the model's loader counts un-niced work of
     ours that turns niced meanwhile as another program's (generation.backends.cpu.free_cores)."""
@@ -34,7 +34,7 @@ def worker_command(*args: str) -> list[str]:
         sys.executable,
         "-P",
         "-m",
-        "runner.sandbox.worker",
+        "runner.sandbox.workers.worker",
         *args,
     ]
 

@@ -55,7 +55,7 @@ def _canonical(value, depth=0):
     return kind.__name__ + ":" + repr(value)
 
 
-USAGE = """usage: python -m runner.sandbox.cost_harness MODE DIR ENTRY
+USAGE = """usage: python -m runner.sandbox.child.cost_harness MODE DIR ENTRY
 
 The sandboxed side of runner.efficiency's cost runs, started by the sandbox worker (not a user command):
 MODE is count, baseline or plain; DIR holds inputs.pkl and the solution; ENTRY is the function to call."""

@@ -1,5 +1,5 @@
 """One worker process of the sandbox pool, seen from the pool: started on its own or forked by the
-pool's zygote, spoken to over two pipes in length-prefixed pickle frames (runner.sandbox.frames), each
+pool's zygote, spoken to over two pipes in length-prefixed pickle frames (runner.sandbox.workers.frames), each
 read with a deadline."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import struct
 import subprocess
 import time
 
+from runner.sandbox.confine.limits import Limits
 from runner.sandbox.cost_job import CostRun
-from runner.sandbox.frames import write_frame
-from runner.sandbox.limits import Limits
 from runner.sandbox.repo_job import RepoRun
 from runner.sandbox.sandbox_job import SandboxJob
-from runner.sandbox.zygote import MAX_WORKERS, EarlyZygote, worker_command, worker_env
+from runner.sandbox.workers.frames import write_frame
+from runner.sandbox.workers.zygote import MAX_WORKERS, EarlyZygote, worker_command, worker_env
 
 _STARTUP_TIMEOUT_S = 120.0
 

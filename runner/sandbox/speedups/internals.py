@@ -5,13 +5,13 @@ Each is kept because it saves at least 5% of a `make bench` benchmark's wall tim
 measured by bench/bench_internals.py), and each depends on versions pinned in pyproject.toml:
 
 - `dict_versions` (Python 3.11-3.13): the forked child checks the guarded objects by reading dict
-  version tags and function code pointers through ctypes (runner.sandbox.guarded_objects) instead of
+  version tags and function code pointers through ctypes (runner.sandbox.child.guarded_objects) instead of
   comparing every entry;
 - `prepared_session` (pytest 9.2): pytest is configured once in the worker through
   `_pytest.config._prepareconfig` and `Config._do_configure`, and the child runs `_pytest.main._main`
-  (runner.sandbox.pytest_child.prepare_session); without it each child runs `pytest.main` itself;
+  (runner.sandbox.child.pytest_child.prepare_session); without it each child runs `pytest.main` itself;
 - `rewrite_cache` (pytest 9.2, with `prepared_session`): the worker puts each suite file's rewritten
-  pyc, cached across runs, into the job's `__pycache__` (runner.sandbox.rewrite_cache) instead of
+  pyc, cached across runs, into the job's `__pycache__` (runner.sandbox.speedups.rewrite_cache) instead of
   every child rewriting the suite's asserts.
 
 On another version a speed-up is not used (the slower plain path runs instead) and a one-line

@@ -23,8 +23,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-from runner.sandbox import isolation, pytest_child
-from runner.sandbox.limits import Limits
+from runner.sandbox.child import pytest_child
+from runner.sandbox.confine import isolation
+from runner.sandbox.confine.limits import Limits
 from runner.sandbox.protocol import Channel
 from runner.suites.shipped import guard_source
 
@@ -41,7 +42,7 @@ PRELOAD = (
 )  # fmt: skip
 PRELOAD_SKIP = ("hypothesis.extra.", "provider_conformance", "__main__")
 """Optional-dependency and slow tool modules of hypothesis (pytest and hypothesis import what they use)."""
-STDLIB_GATE = Path(__file__).resolve().parents[2] / "conf" / "gate" / "stdlib.yaml"
+STDLIB_GATE = Path(__file__).resolve().parents[3] / "conf" / "gate" / "stdlib.yaml"
 WARMUP_EXAMPLES = 5
 """Examples of the property in `load_hypothesis`. (No property fails in it: shrinking in the warm-up cost
 0.1 s of start-up and saved a failing child nothing measurable.)"""

@@ -4,7 +4,7 @@
 runs all its suites in one forked, confined child of a warm worker (one pytest session that collects
 every suite file before any candidate code runs) and returns one `SuiteResult` per suite,
 judged by the trusted worker from a verdict channel the candidate cannot forge by ordinary means
-(see runner.sandbox.pytest_child and runner.sandbox.worker). What isolation was actually in
+(see runner.sandbox.child.pytest_child and runner.sandbox.workers.worker). What isolation was actually in
 force is part of every result.
 """
 
@@ -19,12 +19,12 @@ import weakref
 from dataclasses import dataclass
 
 from runner.outcome import Outcome, SuiteResult
+from runner.sandbox.confine.limits import Limits
 from runner.sandbox.cost_job import CostRun, CostRunResult
-from runner.sandbox.limits import Limits
-from runner.sandbox.pool_worker import PoolWorker, WorkerDied, start_zygote
 from runner.sandbox.repo_job import RepoRun, RepoRunResult
 from runner.sandbox.sandbox_job import SandboxJob
-from runner.sandbox.zygote import EarlyZygote
+from runner.sandbox.workers.pool_worker import PoolWorker, WorkerDied, start_zygote
+from runner.sandbox.workers.zygote import EarlyZygote
 
 __all__ = ["EarlyZygote", "Limits", "SandboxJob", "SandboxResult", "WorkerPool", "WorkerDied"]
 

@@ -23,7 +23,7 @@ import operator
 import sys
 import types
 
-from runner.sandbox import internals
+from runner.sandbox.speedups import internals
 
 _WRAPPERS = (classmethod, staticmethod, property, types.MethodType)  # MethodType: `random.randint` and the like
 _GUARDED_TYPES = (types.FunctionType, types.BuiltinFunctionType, type)

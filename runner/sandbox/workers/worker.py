@@ -1,8 +1,8 @@
 """The warm worker: a long-lived trusted process that forks one confined child per job.
 
-Started by `WorkerPool`, either on its own (`python -P -m runner.sandbox.worker`, serving on
+Started by `WorkerPool`, either on its own (`python -P -m runner.sandbox.workers.worker`, serving on
 stdin/stdout) or forked by the pool's zygote (`--zygote`, one warm-up for all workers, each worker
-on its own pair of pipes). It warms up (runner.sandbox.warm_up), leases its own sandbox uid, then
+on its own pair of pipes). It warms up (runner.sandbox.workers.warm_up), leases its own sandbox uid, then
 serves jobs (length-prefixed pickles). For each job it writes nothing the child can change, runs
 every suite file in one supervised session (runner.sandbox.session), kills everything the child
 left behind and judges each suite from its share of the verdict channel alone. If the candidate's
@@ -24,20 +24,21 @@ import time
 import traceback
 
 from runner.outcome import Outcome, SuiteResult, TestResult
-from runner.sandbox import isolation, pytest_child
+from runner.sandbox.child import pytest_child
+from runner.sandbox.confine import isolation
+from runner.sandbox.confine.limits import Limits
 from runner.sandbox.cost_job import CostRun
 from runner.sandbox.cost_run import run_cost_job
-from runner.sandbox.frames import read_frame, write_frame
 from runner.sandbox.job_place import JobPlace, write_readonly
-from runner.sandbox.limits import Limits
 from runner.sandbox.protocol import Isolation
 from runner.sandbox.repo_job import RepoRun
 from runner.sandbox.repo_run import run_repo_job
 from runner.sandbox.sandbox_job import SandboxJob
 from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
 from runner.sandbox.verdict import expected_tests, verdict_for
-from runner.sandbox.warm_up import load_hypothesis, preload, probe, warm_up
-from runner.sandbox.zygote import MAX_WORKERS
+from runner.sandbox.workers.frames import read_frame, write_frame
+from runner.sandbox.workers.warm_up import load_hypothesis, preload, probe, warm_up
+from runner.sandbox.workers.zygote import MAX_WORKERS
 
 # ---------------------------------------------------------------- one job
 

@@ -1,6 +1,6 @@
 """What the candidate must not change: snapshots taken before it runs, compared after every suite.
 
-Part of the confined child (see runner.sandbox.pytest_child). The snapshots cover the functions,
+Part of the confined child (see runner.sandbox.child.pytest_child). The snapshots cover the functions,
 classes and code objects of pytest, pluggy, hypothesis, candidate_guard, builtins, `random` (suites
 draw inputs from it) and the child's own modules (`GUARDED_MODULES`), the registered plugins and hook
 implementations, the collected test items, every suite module's globals, the `reference` module, the
@@ -14,7 +14,7 @@ import types
 
 import pytest
 
-from runner.sandbox.guarded_objects import GuardedObjects, changed_entries, snapshot_entries
+from runner.sandbox.child.guarded_objects import GuardedObjects, changed_entries, snapshot_entries
 
 GUARDED_MODULES = (
     "builtins", "os", "json", "pytest", "_pytest.runner", "_pytest.reports", "_pytest.python",
@@ -23,8 +23,8 @@ GUARDED_MODULES = (
     "_pytest.python_api", "_pytest.approx", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
     "pluggy._result", "hypothesis", "hypothesis.core", "hypothesis.control", "hypothesis._settings",
     "hypothesis.strategies", "_hypothesis_pytestplugin", "collections", "random", "candidate_guard",
-    "runner.sandbox.pytest_child", "runner.sandbox.integrity",
-    "runner.sandbox.audit_hook", "runner.sandbox.protocol",
+    "runner.sandbox.child.pytest_child", "runner.sandbox.child.integrity",
+    "runner.sandbox.child.audit_hook", "runner.sandbox.protocol",
 )  # fmt: skip
 GUARDED_HOOKS = (
     "pytest_runtest_protocol", "pytest_runtest_setup", "pytest_runtest_call", "pytest_runtest_teardown",

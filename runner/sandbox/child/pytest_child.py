@@ -33,10 +33,10 @@ import types
 
 import pytest
 
-from runner.sandbox.audit_hook import install_audit_hook
-from runner.sandbox.guarded_objects import GuardedObjects, snapshot_entries
-from runner.sandbox.integrity import GUARDED_MODULES, Integrity, load_failure
-from runner.sandbox.limits import Limits
+from runner.sandbox.child.audit_hook import install_audit_hook
+from runner.sandbox.child.guarded_objects import GuardedObjects, snapshot_entries
+from runner.sandbox.child.integrity import GUARDED_MODULES, Integrity, load_failure
+from runner.sandbox.confine.limits import Limits
 from runner.sandbox.protocol import (
     Armed,
     Channel,
@@ -318,7 +318,7 @@ def guarded_objects() -> GuardedObjects:
 
 
 def load_profile(limits: Limits) -> None:
-    """Load the suites' hypothesis profile, if hypothesis is loaded (runner.sandbox.warm_up.load_hypothesis):
+    """Load the suites' hypothesis profile, if hypothesis is loaded (runner.sandbox.workers.warm_up.load_hypothesis):
     a child must never import it from disk."""
     if "hypothesis" in sys.modules:
         from runner.suites.hypothesis_profile import register_profile
