@@ -1,7 +1,7 @@
 """HumanEval+ and MBPP+ canonical solutions: `python -m runner.evaluate` beside `evalplus.evaluate`.
 
     .venv/bin/python bench/bench_evalplus.py [datasets=DIR] [workers=2] [sets=humanevalplus,mbppplus]
-                                             [evalplus=PYTHON]
+                                             [evalplus=PYTHON] [repeats=N]
 
 Both tools get the same samples file (EvalPlus format, `solution` = the task's canonical solution) and
 the same local dataset files (EvalPlus through its HUMANEVAL_OVERRIDE_PATH / MBPP_OVERRIDE_PATH), the
@@ -15,7 +15,8 @@ the script makes a virtualenv of its own under bench/results/evalplus-venv (`pyt
 installs `evalplus` there, once. Both sides are measured warm, each after one unmeasured run of its own:
 EvalPlus's ground-truth cache (~/.cache/evalplus), ours the expected outputs and the gold check under
 .cache/runner (the warm-up's time is printed: the cold figure when the cache was empty). Neither caches
-verdicts.
+verdicts. `repeats=N` runs the two sides N times, interleaved, and prints every pair's ratio and their median
+(the pair shown in full is the median one).
 `datasets=` defaults to $RUNNER_DATASETS_DIR or ../shared/datasets.
 """
 
@@ -178,17 +179,32 @@ def _show(side: str, result: dict, n: int) -> str:
             f"base {base}/{n}  base+plus {plus}/{n}  exit {result['code']}")  # fmt: skip
 
 
-def bench(name: str, datasets: Path, workers: int, python: str, tmp: Path) -> None:
+def bench(name: str, datasets: Path, workers: int, python: str, tmp: Path, repeats: int = 1) -> None:
     dataset = datasets / FILES[name]
     samples = tmp / f"{name}-samples.jsonl"
     n = write_samples(dataset, samples)
     warm_s = warm_ours(name, dataset, samples, workers, tmp)  # computes (or finds cached) what ours caches
     theirs(python, name, dataset, samples, workers, tmp)  # warms EvalPlus's ground-truth cache
     load = os.getloadavg()[0]
-    mine = ours(name, dataset, samples, workers, tmp)
-    other = theirs(python, name, dataset, samples, workers, tmp)
+    pairs = []
+    for _ in range(repeats):  # interleaved, so a drift of the shared machine's speed hits both sides alike
+        before = os.getloadavg()[0]
+        pairs.append((ours(name, dataset, samples, workers, tmp), theirs(python, name, dataset, samples, workers, tmp),
+                      before))  # fmt: skip
     print(f"{name}: {n} canonical solutions, {workers} workers, load before {load:.2f}"
           f" (our unmeasured warm-up run: {warm_s:.1f} s)")  # fmt: skip
+    if repeats > 1:
+        ratios = sorted(m["seconds"] / o["seconds"] for m, o, _ in pairs)
+        for i, (m, o, before) in enumerate(pairs, 1):
+            print(
+                f"  run {i}: runner {m['seconds']:.1f} s, evalplus {o['seconds']:.1f} s, "
+                f"ratio {m['seconds'] / o['seconds']:.2f}x (load before {before:.2f})"
+            )
+        print(
+            f"  median ratio of {repeats} interleaved runs: {ratios[len(ratios) // 2]:.2f}x "
+            f"(range {ratios[0]:.2f}-{ratios[-1]:.2f})"
+        )
+    mine, other, _ = sorted(pairs, key=lambda p: p[0]["seconds"] / p[1]["seconds"])[len(pairs) // 2]  # the median
     for side, result in (("runner", mine), ("evalplus", other)):
         print(_show(side, result, n))
         if result["code"] not in (0, 2) or not result["verdicts"]:
@@ -211,10 +227,11 @@ def bench(name: str, datasets: Path, workers: int, python: str, tmp: Path) -> No
 
 def main(argv: list[str]) -> int:
     options = dict(arg.split("=", 1) for arg in argv if "=" in arg)
-    unknown = set(options) - {"datasets", "workers", "sets", "evalplus"}
+    unknown = set(options) - {"datasets", "workers", "sets", "evalplus", "repeats"}
     if unknown or any("=" not in arg for arg in argv):
         raise SystemExit(
-            "usage: bench_evalplus.py [datasets=DIR] [workers=N] [sets=humanevalplus,mbppplus] [evalplus=PYTHON]"
+            "usage: bench_evalplus.py [datasets=DIR] [workers=N] [sets=humanevalplus,mbppplus] [evalplus=PYTHON] "
+            "[repeats=N]"
         )
     default = os.environ.get("RUNNER_DATASETS_DIR") or str(ROOT.parent / "shared" / "datasets")
     datasets = Path(options.get("datasets", default)).resolve()
@@ -225,7 +242,7 @@ def main(argv: list[str]) -> int:
     RESULTS.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=RESULTS) as tmp:
         for name in options.get("sets", "humanevalplus,mbppplus").split(","):
-            bench(name, datasets, workers, python, Path(tmp))
+            bench(name, datasets, workers, python, Path(tmp), int(options.get("repeats", 1)))
     print(f"load average after: {os.getloadavg()[0]:.2f}")
     return 0
 
