@@ -15,7 +15,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -119,8 +118,9 @@ def gold_with_progress(tasks: Sequence[T], check: Callable[[T], R], phases: Phas
                 phases.say(f"gold check {done}/{total}" + (f" in {now - started:.1f}s" if done == total else ""))
         return result
 
-    with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
-        return list(executor.map(one, tasks))
+    from runner.judging.gold_check import check_each
+
+    return check_each(tasks, one, threads)
 
 
 class ComposingNotice:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TypeVar
@@ -28,6 +28,7 @@ from runner.outcome import Outcome, Verdict
 from runner.tasks.model import Task, task_set_hash
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 PIP_NAMES = {
     "yaml": "PyYAML",
@@ -121,7 +122,7 @@ def gold_rows(tasks: list, cache: Cache, key_parts: tuple, check: Callable[[list
     return cache.put("gold", key, rows), False
 
 
-def check_each(tasks: list[T], check: Callable[[T], GoldResult], threads: int = 4) -> list[GoldResult]:
+def check_each(tasks: Sequence[T], check: Callable[[T], R], threads: int = 4) -> list[R]:
     """`check` on every task, `threads` at a time; results in task order."""
     with ThreadPoolExecutor(max_workers=max(1, threads)) as executor:
         return list(executor.map(check, tasks))
