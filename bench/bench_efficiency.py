@@ -29,9 +29,9 @@ sys.path.insert(0, str(REPO))
 from runner.cli import Option, parse_args  # noqa: E402
 from runner.config import EfficiencyConfig  # noqa: E402
 from runner.efficiency.cost import MEASURED  # noqa: E402
+from runner.efficiency.cost_runs import BASELINE, PLAIN, run, solution_files  # noqa: E402
 from runner.efficiency.measure import measure_efficiency  # noqa: E402
 from runner.efficiency.perf_inputs import declared_arguments  # noqa: E402
-from runner.efficiency.runs import BASELINE, PLAIN, run, solution_files  # noqa: E402
 from runner.efficiency.solution import Setting, baseline_run, measure  # noqa: E402
 from runner.efficiency.tools import find_tools  # noqa: E402
 from runner.sandbox.workers.pool import Limits, WorkerPool  # noqa: E402

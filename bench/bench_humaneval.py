@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from runner.cli import Option, boolean, parse_args  # noqa: E402
 from runner.compose import compose_config  # noqa: E402
-from runner.evaluate import evaluate_samples, read_samples  # noqa: E402
+from runner.judging.samples import evaluate_samples, read_samples  # noqa: E402
 from runner.tasks.importers import humaneval_data_file, load_humaneval  # noqa: E402
 from runner.validation import typed_config  # noqa: E402
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from runner.repo.env import Environments
-from runner.repo.judge import judge_repo
+from runner.repo.run_answer import judge_repo
 from runner.sandbox.workers.pool import Limits, WorkerPool
 from runner.tasks.loader import load_task_dir
 

@@ -64,6 +64,8 @@ def main(argv: list[str]) -> int:
     zygote = EarlyZygote()
     mark("warm-up process started")
     import runner.evaluate as evaluate
+    from runner.judging.samples import evaluate_samples, read_samples
+    from runner.results.samples_summary import summary
     from runner.sandbox.workers.pool import Limits, WorkerPool
     from runner.tasks import load_task_set
     from runner.tasks.importers import humaneval_data_file
@@ -83,13 +85,13 @@ def main(argv: list[str]) -> int:
         rows = rows[:1] if options.get("samples") == "one" else rows
         samples_file = Path(scratch, "samples.jsonl")
         samples_file.write_text("".join(json.dumps(row) + "\n" for row in rows))
-        samples = evaluate.read_samples(samples_file, tasks)
+        samples = read_samples(samples_file, tasks)
         pool.wait_ready()
         zygote_cpu = cpu_of(zygote.proc.pid)
         mark(f"pool ready (the warm-up process used {zygote_cpu:.3f} s cpu)")
-        verdicts = evaluate.evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, None, ("hidden",))
+        verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, 2 * workers, None, ("hidden",))
         mark(f"{len(samples)} sample(s) judged, {sum(v.passed for v in verdicts)} passed")
-    print(evaluate.summary(samples, verdicts, ()).splitlines()[0], file=sys.stderr)
+    print(summary(samples, verdicts, ()).splitlines()[0], file=sys.stderr)
     mark("summary")
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     per_sample = (children.ru_utime + children.ru_stime - zygote_cpu) / len(samples)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from runner.records import AttemptRecord
 from runner.results.compare import compare_jobs, seed_spread
-from runner.results.datasets import DATASET_FILE
+from runner.results.dataset_record import DATASET_FILE
 from runner.results.efficiency_figure import EFFICIENCY, has_efficiency, write_efficiency_figure
 from runner.results.efficiency_scores import score_records
 from runner.results.efficiency_tables import headline, ratio_text, task_lines

@@ -184,3 +184,37 @@ def test_every_link_between_the_pages_resolves():
             if not path.exists() or (anchor and path.suffix == ".md" and anchor not in anchors.get(path, set())):
                 broken.append(f"{page.name}: ({target}#{anchor})")
     assert not broken, f"links to no page or no heading: {broken}"
+
+
+SOURCE_PATH = re.compile(r"(runner|tests|bench|conf)/[\w/]*(\.py|\.yaml|/)?")
+
+
+def named_source_paths() -> list[tuple[str, str]]:
+    """(page, path) of every code span naming a file or folder of the repository (`runner/job/run.py`)."""
+    found = []
+    for page in PAGES:
+        for span in _spans(_split_fences(_text(page))[1]):
+            if SOURCE_PATH.fullmatch(span) and not PLACEHOLDER.search(span):
+                found.append((page.name, span))
+    return found
+
+
+def test_the_pages_name_source_files():
+    assert len(named_source_paths()) > 40  # docs/layout.md alone names each package
+
+
+def test_every_source_file_named_exists():
+    missing = [f"{page}: {path}" for page, path in named_source_paths() if not (ROOT / path).exists()]
+    assert not missing, f"the pages name files that are not in the repository: {missing}"
+
+
+def test_every_module_the_layout_page_names_is_in_its_package():
+    """docs/layout.md's line for `runner/<package>/` names its modules bare (`judge.py`): each is under that package."""
+    missing = []
+    for line in _text(ROOT / "docs" / "layout.md").splitlines():
+        package = re.match(r"- `(runner/[\w/]+/)`", line)
+        if package:
+            for name in re.findall(r"`([\w]+\.py)`", line):
+                if not list((ROOT / package.group(1)).rglob(name)):
+                    missing.append(f"{package.group(1)}{name}")
+    assert not missing, f"docs/layout.md names modules its packages do not have: {missing}"

@@ -153,7 +153,7 @@ def test_summary_shows_an_efficiency_block_only_when_measured():
 
 
 def test_evaluate_output_line_gains_efficiency_only_when_measured():
-    from runner.evaluate import InputSample, result_row
+    from runner.judging.samples import InputSample, result_row
     from runner.outcome import Verdict
 
     task = type("T", (), {"suites": {}})()

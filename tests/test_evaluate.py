@@ -7,9 +7,11 @@ import pytest
 from hydra.errors import HydraException
 
 from runner.cli import UsageError
-from runner.evaluate import InputSample, SampleError, main, read_samples, score, summary
+from runner.evaluate import main
+from runner.judging.samples import InputSample, SampleError, read_samples
 from runner.outcome import Outcome, SuiteResult, TestResult, Verdict
 from runner.override_errors import message
+from runner.results.samples_summary import score, summary
 from runner.tasks.importers import load_humaneval
 from runner.validation import ConfigError
 

@@ -9,7 +9,7 @@ import asyncio
 
 from runner.caches.content import Cache, content_key
 from runner.job.attempts import AttemptWriter, Experiment
-from runner.repo.judge import judge_repo
+from runner.repo.run_answer import judge_repo
 from runner.sandbox.workers.pool import Limits, WorkerPool
 from runner.tasks.repo_task import RepoTask
 from tests.conftest import typed_test_config

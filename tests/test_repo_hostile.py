@@ -13,7 +13,7 @@ import time
 import pytest
 
 from runner.outcome import Outcome
-from runner.repo.judge import judge_repo
+from runner.repo.run_answer import judge_repo
 from runner.sandbox.confine.isolation import BASE_UID
 from runner.sandbox.workers.pool import Limits, WorkerPool
 from tests.repo_fixtures import environments, fixture_tasks, slug_patch

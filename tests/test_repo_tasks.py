@@ -164,7 +164,7 @@ def _phases(node, outcome="passed", raised=False, xfail=False):
 
 
 def test_a_verdict_passes_only_on_every_demanded_test_passing_with_the_final_report():
-    from runner.repo.verdict import repo_verdict
+    from runner.repo.statuses import repo_verdict
 
     slug = fixture_tasks()["slug_spaces"]
     done = {"k": "done", "exit": 0, "tamper": []}

@@ -229,7 +229,7 @@ def test_figure_titles_and_tables_name_the_task_set(sweep):
 
 
 def test_runs_that_scored_different_data_are_not_paired(sweep, capsys):
-    from runner.results.datasets import write_dataset_file
+    from runner.results.dataset_record import write_dataset_file
 
     for name, digest in (("0_alpha_s1", "a" * 64), ("1_beta_s1", "b" * 64)):
         write_dataset_file(sweep / name, {"name": "seed10", "digest": digest, "tasks": 10, "subset": ""})
@@ -242,7 +242,7 @@ def test_runs_that_scored_different_data_are_not_paired(sweep, capsys):
 
 
 def test_runs_that_scored_the_same_data_are_paired(sweep):
-    from runner.results.datasets import write_dataset_file
+    from runner.results.dataset_record import write_dataset_file
 
     for name in ("0_alpha_s1", "1_beta_s1"):
         write_dataset_file(sweep / name, {"name": "seed10", "digest": "c" * 64, "tasks": 10, "subset": ""})

@@ -32,7 +32,7 @@ from runner.sandbox.protocol import (
     SuiteDone,
     Tamper,
 )
-from runner.sandbox.verdict import RunFacts, expected_tests, verdict_for
+from runner.sandbox.suite_result import RunFacts, expected_tests, suite_result_of
 from runner.sandbox.workers import pool as sandbox
 from runner.sandbox.workers.pool import EarlyZygote, Limits, SandboxJob, WorkerDied, WorkerPool
 from tests.conftest import descendants
@@ -97,29 +97,29 @@ def test_every_parametrized_item_must_pass():
     reports = [*_passing("test_b[1]"), _report("test_b[2]", "setup", "passed"),
                _report("test_b[2]", "call", "failed", Failure(assertion=True, msg="assert 1 == 2")),
                _report("test_b[2]", "teardown", "passed")]  # fmt: skip
-    verdict = verdict_for("visible", ["test_b"], RunFacts(reports=reports, ends=1), LIMITS)
+    verdict = suite_result_of("visible", ["test_b"], RunFacts(reports=reports, ends=1), LIMITS)
     assert verdict.outcome is Outcome.FAILED
     assert [(t.name, t.status) for t in verdict.tests] == [("test_b[1]", "passed"), ("test_b[2]", "failed")]
 
 
 def test_an_expected_test_without_result_is_missing():
-    verdict = verdict_for("visible", ["test_a", "test_b"], RunFacts(reports=_passing("test_a"), ends=1), LIMITS)
+    verdict = suite_result_of("visible", ["test_a", "test_b"], RunFacts(reports=_passing("test_a"), ends=1), LIMITS)
     assert verdict.outcome is Outcome.ERROR
     assert ("test_b", "missing") in [(t.name, t.status) for t in verdict.tests]
 
 
 def test_all_passed_is_passed_but_not_without_the_end_of_session():
     facts = RunFacts(reports=_passing("test_a"))
-    assert verdict_for("visible", ["test_a"], facts, LIMITS).outcome is Outcome.ERROR
+    assert suite_result_of("visible", ["test_a"], facts, LIMITS).outcome is Outcome.ERROR
     facts.ends = 1
-    assert verdict_for("visible", ["test_a"], facts, LIMITS).outcome is Outcome.PASSED
+    assert suite_result_of("visible", ["test_a"], facts, LIMITS).outcome is Outcome.PASSED
     facts.ends = 2
-    assert "two end-of-session messages" in verdict_for("visible", ["test_a"], facts, LIMITS).detail
+    assert "two end-of-session messages" in suite_result_of("visible", ["test_a"], facts, LIMITS).detail
 
 
 def test_duplicate_reports_are_tampering():
     reports = [*_passing("test_a"), _report("test_a", "call", "passed")]
-    verdict = verdict_for("visible", ["test_a"], RunFacts(reports=reports, ends=1), LIMITS)
+    verdict = suite_result_of("visible", ["test_a"], RunFacts(reports=reports, ends=1), LIMITS)
     assert verdict.outcome is Outcome.ERROR and "tampering detected" in verdict.detail
 
 
@@ -127,7 +127,7 @@ def test_the_running_test_of_a_timed_out_run_is_timeout():
     reports = [*_passing("test_a"), _report("test_b", "setup", "passed")]
     facts = RunFacts(reports=reports, started=["test_v.py::test_a", "test_v.py::test_b"], timed_out=True,
                      status=signal.SIGKILL)  # fmt: skip
-    verdict = verdict_for("visible", ["test_a", "test_b"], facts, LIMITS)
+    verdict = suite_result_of("visible", ["test_a", "test_b"], facts, LIMITS)
     assert verdict.outcome is Outcome.TIMEOUT
     assert [(t.name, t.status) for t in verdict.tests] == [("test_a", "passed"), ("test_b", "timeout")]
 
@@ -135,11 +135,11 @@ def test_the_running_test_of_a_timed_out_run_is_timeout():
 def test_missing_module_is_harness_error_unless_the_candidate_imports_it():
     failure = Failure(exc=["ModuleNotFoundError"], missing_module="numpy", msg="No module named 'numpy'")
     collect = CollectError("test_v.py", "failed", failure)
-    verdict = verdict_for("visible", ["test_a"], RunFacts(collect_errors=[collect], ends=1), LIMITS)
+    verdict = suite_result_of("visible", ["test_a"], RunFacts(collect_errors=[collect], ends=1), LIMITS)
     assert verdict.outcome is Outcome.HARNESS_ERROR and "numpy" in verdict.detail
     in_candidate = CollectError("test_v.py", "failed", dataclasses.replace(failure, in_candidate=True))
     facts = RunFacts(collect_errors=[in_candidate], ends=1)
-    assert verdict_for("visible", ["test_a"], facts, LIMITS).outcome is Outcome.ERROR
+    assert suite_result_of("visible", ["test_a"], facts, LIMITS).outcome is Outcome.ERROR
 
 
 def test_the_channel_carries_every_message_kind_and_nothing_else():

@@ -17,7 +17,7 @@ import mlflow
 import pytest
 
 from runner.records import read_attempts
-from runner.results.datasets import DatasetMismatch, dataset_mismatch, require_same_dataset, same_dataset
+from runner.results.dataset_record import DatasetMismatch, dataset_mismatch, require_same_dataset, same_dataset
 from runner.tracking.run_views import SAMPLES_TABLE, mlflow_metrics, sample_rows
 from tests.fake_openai import FakeOpenAI
 

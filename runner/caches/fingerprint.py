@@ -17,7 +17,7 @@ from pathlib import Path
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 REPORTING_ONLY = frozenset({
     "report.py", "docs_config.py", "results/compare.py", "results/summary.py", "results/report_figures.py",
-    "results/job_figures.py", "results/sweep_figures.py", "results/datasets.py", "tracking/runs.py",
+    "results/job_figures.py", "results/sweep_figures.py", "results/dataset_record.py", "tracking/runs.py",
     "tracking/sweep_callback.py", "tracking/traces.py", "tracking/run_views.py", "job/progress.py", "job/phases.py",
 })  # fmt: skip
 """Modules (relative to the package root) that only present results: editing them keeps cached verdicts."""

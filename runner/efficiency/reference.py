@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, replace
 
 from runner.caches.content import Cache, content_key
 from runner.efficiency.cost import MEASURED, Cost
-from runner.efficiency.runs import RunOutcome
+from runner.efficiency.cost_runs import RunOutcome
 from runner.efficiency.solution import Measured, Setting, baseline_run, measure
 from runner.tasks.model import Task
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from runner.efficiency.cost import ERROR, MEASURED, TOO_SLOW, Cost
-from runner.efficiency.runs import BASELINE, COUNT, PLAIN, RunOutcome, run, solution_files
+from runner.efficiency.cost_runs import BASELINE, COUNT, PLAIN, RunOutcome, run, solution_files
 from runner.efficiency.tools import Tools
 from runner.sandbox.workers.pool import WorkerPool
 

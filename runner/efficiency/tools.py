@@ -15,7 +15,7 @@ from runner.repo.env import EnvError, find_python
 _MEASURE_FILES = (
     Path(__file__).resolve().parents[1] / "sandbox" / "child" / "cost_harness.py",
     Path(__file__).resolve().parents[1] / "sandbox" / "cost_run.py",
-    Path(__file__).resolve().parent / "runs.py",
+    Path(__file__).resolve().parent / "cost_runs.py",
     Path(__file__).resolve().parent / "perf_inputs.py",
     Path(__file__).resolve().parent / "solution.py",
 )

@@ -35,7 +35,7 @@ class RepoKind:
 
     def judge(self, task: RepoTask, code: str | None, bench: Bench) -> Verdict:
         """The answer applied to a fresh copy of the repository, whose tests run in the sandbox."""
-        from runner.repo.judge import judge_repo
+        from runner.repo.run_answer import judge_repo
 
         return judge_repo(task, code, bench.pool, bench.envs, bench.repo.answer, bench.repo.timeout_s)
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 from runner.outcome import Outcome
 from runner.repo.env import EnvError, Environments
-from runner.repo.judge import run_tests
 from runner.repo.patch import GitMissing, apply_answer
-from runner.repo.verdict import repo_verdict, test_statuses
+from runner.repo.run_answer import run_tests
+from runner.repo.statuses import repo_verdict, test_statuses
 from runner.sandbox.repo_job import RepoRunResult
 from runner.tasks.repo_task import RepoTask
 

@@ -127,10 +127,10 @@ def compare_jobs(jobs: Sequence[Job]) -> list[dict]:
     Each model's runs are paired seed by seed on the seeds both have, or their lowest seeds if they share
     none. Each result is `paired_compare`'s dict plus `model_a`, `model_b`, `seed_a`, `seed_b`, `task_set`; the
     `repair` one also `paired_efficiency`'s keys (runner.results.efficiency_scores) where both measured a shared task.
-    Two runs whose dataset records differ (runner.results.datasets: other tasks or another release under the
+    Two runs whose dataset records differ (runner.results.dataset_record: other tasks or another release under the
     same task set name) are not paired: their result holds only those keys and `refused`, a one-line reason.
     """
-    from runner.results.datasets import dataset_mismatch
+    from runner.results.dataset_record import dataset_mismatch
 
     by_set: dict[str, dict[str, dict[int, Job]]] = defaultdict(lambda: defaultdict(dict))
     for j in jobs:

@@ -9,7 +9,7 @@ DIR ENTRY`, valgrind's log on a pipe at fd N, in the fds valgrind reserves for i
 the child prints (the harness's report among it) arrives on another pipe. `--trace-children=yes`: a program
 the solution execs runs under valgrind too and announces itself in the log (a second banner), instead of
 running uncounted and unseen. Everything the child started is killed before the
-result is returned; the trusted side decides from it (runner.efficiency.runs).
+result is returned; the trusted side decides from it (runner.efficiency.cost_runs).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ def _child(job: CostRun, place: JobPlace, slot, limits: Limits, fds: tuple[int, 
     where the client's close, dup2 and write all fail (EBADF), so the solution can neither silence the log
     nor swap it; nor reopen it through /proc/self/fd/N (the pipe is root's, mode 0600: EACCES for the
     sandbox uid; without the uid drop it could, and add lines: a second summary or banner, which
-    `runner.efficiency.runs` refuses, but never take valgrind's own lines away).
+    `runner.efficiency.cost_runs` refuses, but never take valgrind's own lines away).
     """
     out_w, log_w = fds
     log_fd = limits.max_open_files - 1
@@ -87,7 +87,7 @@ def _child_limits(job: CostRun, limits: Limits) -> Limits:
 
 
 def run_cost_job(job: CostRun, slot, limits: Limits, base: dict, place: JobPlace) -> CostRunResult:
-    """Run one cost run in a confined child and return what was observed (runner.efficiency.runs decides)."""
+    """Run one cost run in a confined child and return what was observed (runner.efficiency.cost_runs decides)."""
     start = time.monotonic()
     result = CostRunResult(isolation=dict(base))
     limits = _child_limits(job, limits)

@@ -14,7 +14,7 @@ refuses anything else. Sent by the child, in the order they normally arrive:
 - `SuiteDone`: the integrity checks after a suite file's last test, and whether the candidate loaded;
 - `Done`: the end of the session, with pytest's exit code and the last integrity checks.
 
-`Failure` carries the plain facts about an exception that the worker classifies (see `verdict`).
+`Failure` carries the plain facts about an exception that the worker classifies (see `suite_result`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 `run_session` forks the child (`_child`: plumb the pipes, confine, run the prepared pytest session),
 then watches it: per suite, wall clock and CPU from the suite's first test and an output cap (the
 channel says which suite runs); whatever the child left behind is killed. `suite_facts` then gives
-each suite its share of what was observed (`verdict.RunFacts`), judged by `verdict.verdict_for`. A
+each suite its share of what was observed (`suite_result.RunFacts`), judged by `suite_result.suite_result_of`. A
 suite the session never reached because an earlier one was killed is ERROR with its tests missing
 ("not run: an earlier suite was killed").
 """
@@ -41,7 +41,7 @@ from runner.sandbox.protocol import (
     authenticated,
     decode,
 )
-from runner.sandbox.verdict import RunFacts
+from runner.sandbox.suite_result import RunFacts
 
 if TYPE_CHECKING:
     from runner.sandbox.job_place import JobPlace

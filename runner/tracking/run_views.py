@@ -1,7 +1,7 @@
 """What a finished job adds to its MLflow run for the UI: its dataset, a per-sample table and its traces.
 
 `log_job_views` is called once by the job when its results are in: it writes the job folder's dataset.json
-(runner.results.datasets) with or without tracking and, on the job's run, logs the dataset as the run's input,
+(runner.results.dataset_record) with or without tracking and, on the job's run, logs the dataset as the run's input,
 the table SAMPLES_TABLE (one row per task x sample: outcome first and after repair, tokens, seconds,
 violations; the run's evaluation view) and, unless `tracking.traces=false`, every attempt as a trace
 (runner.tracking.traces). `mlflow_metrics` picks the metrics a run logs: all of a job's summary.json but the
@@ -19,7 +19,7 @@ from typing import Any
 
 from runner.config import Config
 from runner.records import AttemptRecord
-from runner.results.datasets import DATASET_FILE, dataset_info, log_dataset, write_dataset_file
+from runner.results.dataset_record import DATASET_FILE, dataset_info, log_dataset, write_dataset_file
 
 log = logging.getLogger(__name__)
 

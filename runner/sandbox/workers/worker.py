@@ -35,7 +35,7 @@ from runner.sandbox.repo_job import RepoRun
 from runner.sandbox.repo_run import run_repo_job
 from runner.sandbox.sandbox_job import SandboxJob
 from runner.sandbox.session import NOT_RUN, SessionFacts, run_session, suite_facts, suite_output
-from runner.sandbox.verdict import expected_tests, verdict_for
+from runner.sandbox.suite_result import expected_tests, suite_result_of
 from runner.sandbox.workers.frames import read_frame, write_frame
 from runner.sandbox.workers.warm_up import load_hypothesis, preload, probe, warm_up
 from runner.sandbox.workers.zygote import MAX_WORKERS
@@ -119,7 +119,7 @@ def _judge_session(session: SessionFacts, group: list, limits: Limits, results: 
             tests = tuple(TestResult(name, "missing", detail) for name in expected)
             results[suite] = SuiteResult(suite, Outcome.ERROR, tests, detail)
             continue
-        results[suite] = verdict_for(suite, expected, facts, limits)
+        results[suite] = suite_result_of(suite, expected, facts, limits)
         text = suite_output(session, index, cap).decode("utf-8", "replace")
         if text:
             if facts.output_exceeded:

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from runner.outcome import Outcome, Verdict
 from runner.repo.env import EnvError, Environments
 from runner.repo.patch import GitMissing, apply_answer
-from runner.repo.verdict import repo_verdict
+from runner.repo.statuses import repo_verdict
 from runner.sandbox.repo_job import RepoRun, RepoRunResult
 from runner.tasks.repo_task import RepoTask
 

@@ -112,7 +112,7 @@ def _exit_text(status: int | None) -> str:
     return f"exit code {os.WEXITSTATUS(status)}"
 
 
-def verdict_for(suite: str, expected: list[str], facts: RunFacts, limits: Limits) -> SuiteResult:
+def suite_result_of(suite: str, expected: list[str], facts: RunFacts, limits: Limits) -> SuiteResult:
     """Judge one suite run from the trusted observations only (channel messages, exit status)."""
     tamper = [*facts.violations, *facts.tamper]
     phases: dict[str, dict[str, Report]] = {}
