@@ -173,6 +173,11 @@ class GateConfig:
     )  # fmt: skip
 
 
+def gate_off() -> GateConfig:
+    """The gate switched off: what a reference and an unconfigured bench are judged through."""
+    return GateConfig(name="off", enabled=False)
+
+
 @dataclass
 class RepairConfig:
     """Repair loop: attempts after the first, fed by visible-suite feedback only."""

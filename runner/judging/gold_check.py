@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from runner.caches.content import Cache, content_key
 from runner.caches.fingerprint import harness_fingerprint
-from runner.config import GateConfig
+from runner.config import GateConfig, gate_off
 from runner.judging.judge import judge
 from runner.judging.reference_limits import cpu_limits, with_cpu_limit
 from runner.outcome import Outcome, Verdict
@@ -130,7 +130,7 @@ def check_each(tasks: Sequence[T], check: Callable[[T], R], threads: int = 4) ->
 
 def reference_result(task: Task, pool, gate: GateConfig | None = None) -> GoldResult:
     """The gold result of one function task: its reference through `gate` (None: gate off) and all its suites."""
-    verdict = judge(task, task.reference, pool, gate if gate is not None else GateConfig(name="off", enabled=False))
+    verdict = judge(task, task.reference, pool, gate if gate is not None else gate_off())
     result = classify(task.id, verdict)
     if result.ok and verdict.violations:
         found = "; ".join(f"rule {v['rule']} at line {v['line']}" for v in verdict.violations)

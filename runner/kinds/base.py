@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 from runner.caches.content import content_key
 from runner.caches.fingerprint import harness_fingerprint
-from runner.config import Config, GateConfig, RepoConfig
+from runner.config import Config, GateConfig, RepoConfig, gate_off
 
 if TYPE_CHECKING:
     from runner.generation.extract import Extraction
@@ -28,7 +28,7 @@ class Bench:
     environments, the CPU limits the references' gold-check times give, and the limits as a verdict's key holds them."""
 
     pool: Any  # runner.sandbox.workers.pool.WorkerPool (not imported: a kind is usable without the sandbox loaded)
-    gate: GateConfig = field(default_factory=lambda: GateConfig(name="off", enabled=False))
+    gate: GateConfig = field(default_factory=gate_off)
     repo: RepoConfig = field(default_factory=RepoConfig)
     envs: Any = None  # runner.repo.env.Environments, needed by repo tasks only
     cpu_limits: Mapping[str, float] = field(default_factory=dict)
