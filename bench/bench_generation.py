@@ -7,7 +7,10 @@ Then, at the default slots, the same prompts with and without the prompt set's s
 answer each way and how many extracted-and-sanitized modules differ.
 
     uv run python bench/bench_generation.py [model=smollm2-135m|qwen25_coder_05b|/path/x.gguf]
-        [threads=1,2] [slots=1,4,8] [requests=8] [num_predict=256]
+        [threads=1,2] [slots=1,4,8] [requests=8] [num_predict=256] [compare_stops=true]
+
+More requests than slots measure the sustained rate of a job (the server starts each queued request as a slot
+frees); `compare_stops=false` leaves out the stop-string comparison.
 
 `model` is a model config name (conf/model/) or a model id (a GGUF path, hf:..., smollm2-135m).
 """
@@ -68,6 +71,8 @@ def main(argv: list[str]) -> int:
         for n_slots in slots:
             rate, _ = asyncio.run(_batch(model, n_threads, n_slots, requests, with_stop))
             print(f"| {n_threads} | {n_slots} | {rate:.1f} | {_loadavg()} |", flush=True)
+    if args.get("compare_stops", "true") == "false":
+        return 0
     without_stop = GenerationOptions(seed=42, num_predict=num_predict, num_ctx=2048)
     _, stopped = asyncio.run(_batch(model, threads[-1], slots[-1], requests, with_stop))
     _, unstopped = asyncio.run(_batch(model, threads[-1], slots[-1], requests, without_stop))
