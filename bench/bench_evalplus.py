@@ -7,7 +7,7 @@ Both tools get the same samples file (EvalPlus format, `solution` = the task's c
 the same local dataset files (EvalPlus through its HUMANEVAL_OVERRIDE_PATH / MBPP_OVERRIDE_PATH), the
 same worker count, and each runs as its user runs it: a fresh process from its command line, start-up
 included; ours with `suites=hidden,properties`, the base and plus tests EvalPlus runs (our default also runs
-the docstring examples: 2-4% more time on HumanEval+). Per side: wall time, the peak resident memory of the
+the docstring examples). Per side: wall time, the peak resident memory of the
 largest process of its process tree (VmHWM polled from /proc every 50 ms, and the largest reaped descendant's
 ru_maxrss), and per-task verdicts, compared with each other (base, and base+plus).
 
@@ -39,7 +39,7 @@ from pathlib import Path
 from bench_floor import FILES, describe, floor, read_tasks, solution_code  # this script's folder is on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
-SUITES = "hidden,properties"  # EvalPlus's base and plus tests; our default also runs the visible examples
+SUITES = "hidden,properties"  # EvalPlus's base and plus tests
 RESULTS = ROOT / "bench" / "results"
 EVALPLUS_VERSION = "0.3.1"
 OVERRIDE = {"humanevalplus": "HUMANEVAL_OVERRIDE_PATH", "mbppplus": "MBPP_OVERRIDE_PATH"}
@@ -111,7 +111,7 @@ def write_samples(dataset: Path, path: Path) -> int:
 
 def ours(name: str, dataset: Path, samples: Path, workers: int, tmp: Path) -> dict:
     """`python -m runner.evaluate` as a user runs it (the default cache directory: expected outputs, gold check),
-    with the suites EvalPlus runs: base (`hidden`) and plus (`properties`), not the docstring examples."""
+    limited to SUITES."""
     out = tmp / f"ours-{name}.jsonl"
     command = [sys.executable, "-m", "runner.evaluate", f"samples={samples}", f"out={out}", f"task_set={name}",
                f"task_set.path={dataset}", f"workers={workers}", f"suites={SUITES}"]  # fmt: skip
