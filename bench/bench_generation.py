@@ -7,10 +7,13 @@ Then, at the default slots, the same prompts with and without the prompt set's s
 answer each way and how many extracted-and-sanitized modules differ.
 
     uv run python bench/bench_generation.py [model=smollm2-135m|qwen25_coder_05b|/path/x.gguf]
-        [threads=1,2] [slots=1,4,8] [requests=8] [num_predict=256] [compare_stops=true]
+        [threads=1,2] [slots=1,4,8] [speculative=none,ngram] [rounds=1] [requests=8] [num_predict=256]
+        [compare_stops=true]
 
 More requests than slots measure the sustained rate of a job (the server starts each queued request as a slot
-frees); `compare_stops=false` leaves out the stop-string comparison.
+frees); `compare_stops=false` leaves out the stop-string comparison. `speculative` lists the
+`backend.speculative` settings to compare, each at every thread and slot count; `rounds=N` repeats the whole
+table N times, so that settings compared are measured interleaved.
 
 `model` is a model config name (conf/model/) or a model id (a GGUF path, hf:..., smollm2-135m).
 """
@@ -42,8 +45,11 @@ def _model(name: str) -> ModelConfig:
     return ModelConfig(name="bench", id=name, num_ctx=2048)
 
 
-async def _batch(model: ModelConfig, threads: int, slots: int, requests: list, options) -> tuple[float, list]:
-    backend = make_backend(BackendConfig(name="llamacpp", n_threads=threads, max_concurrency=slots), model)
+async def _batch(
+    model: ModelConfig, threads: int, slots: int, requests: list, options, speculative: str = "none"
+) -> tuple[float, list]:
+    config = BackendConfig(name="llamacpp", n_threads=threads, max_concurrency=slots, speculative=speculative)
+    backend = make_backend(config, model)
     try:
         await backend.describe()  # loads the model outside the timing
         start = time.perf_counter()
@@ -59,6 +65,7 @@ def main(argv: list[str]) -> int:
     model = _model(args.get("model", "smollm2-135m"))
     threads = [int(t) for t in args.get("threads", "1,2").split(",")]
     slots = [int(s) for s in args.get("slots", "1,4,8").split(",")]
+    drafting = args.get("speculative", "none,ngram").split(",")
     count, num_predict = int(args.get("requests", 8)), int(args.get("num_predict", 256))
     cfg = compose_config(["task_set=humaneval", f"task_set.limit={count}"])
     tasks = load_task_set(cfg.task_set, cfg.cache_dir)
@@ -66,16 +73,18 @@ def main(argv: list[str]) -> int:
     stops = tuple(cfg.prompts.stop)
     with_stop = GenerationOptions(seed=42, num_predict=num_predict, num_ctx=2048, stop=stops)
     print(f"model {model.id}: {count} HumanEval prompts (prompts=evalplus), num_predict {num_predict}")
-    print("| threads | slots | tokens/s | load average |\n|---|---|---|---|")
-    for n_threads in threads:
-        for n_slots in slots:
-            rate, _ = asyncio.run(_batch(model, n_threads, n_slots, requests, with_stop))
-            print(f"| {n_threads} | {n_slots} | {rate:.1f} | {_loadavg()} |", flush=True)
+    print("| threads | slots | speculative | tokens/s | load average |\n|---|---|---|---|---|")
+    for _round in range(int(args.get("rounds", 1))):
+        for n_threads in threads:
+            for n_slots in slots:
+                for speculative in drafting:
+                    rate, _ = asyncio.run(_batch(model, n_threads, n_slots, requests, with_stop, speculative))
+                    print(f"| {n_threads} | {n_slots} | {speculative} | {rate:.1f} | {_loadavg()} |", flush=True)
     if args.get("compare_stops", "true") == "false":
         return 0
     without_stop = GenerationOptions(seed=42, num_predict=num_predict, num_ctx=2048)
-    _, stopped = asyncio.run(_batch(model, threads[-1], slots[-1], requests, with_stop))
-    _, unstopped = asyncio.run(_batch(model, threads[-1], slots[-1], requests, without_stop))
+    _, stopped = asyncio.run(_batch(model, threads[-1], slots[-1], requests, with_stop, drafting[-1]))
+    _, unstopped = asyncio.run(_batch(model, threads[-1], slots[-1], requests, without_stop, drafting[-1]))
     differ = 0
     for task, messages, a, b in zip(tasks, requests, stopped, unstopped, strict=True):
         modules = [sanitized(extract(answer_text(messages, g.text), task.entry_point), (task.entry_point,)).code

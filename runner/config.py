@@ -70,6 +70,14 @@ class BackendName(StrEnum):
     replay = "replay"
 
 
+class Speculative(StrEnum):
+    """The embedded model's draftless speculative decoding: `ngram` drafts the next tokens from a token sequence
+    already in the prompt or the answer (prompt lookup) and the model checks the draft in one batch; `none`."""
+
+    none = "none"
+    ngram = "ngram"
+
+
 SPREADABLE = (BackendName.ollama, BackendName.openai)
 """The backends whose requests a base_url list spreads over servers."""
 
@@ -127,6 +135,9 @@ class BackendConfig:
     keep_alive: str = "5m"  # ollama
     # llamacpp: 0 = every core not busy with other programs' work when the model loads
     n_threads: int = ruled(NOT_NEGATIVE, 0)
+    # llamacpp: `ngram` (prompt lookup) drafts tokens that repeat the prompt or the answer, such as a restated
+    # signature and docstring; the model verifies each draft, so the answer is the model's own
+    speculative: Speculative = Speculative.none
     replay_file: str = ""  # replay: an attempts.jsonl or samples JSONL
 
 

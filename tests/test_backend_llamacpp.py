@@ -183,3 +183,31 @@ def test_a_cancelled_generation_stops_at_its_next_token(smollm2):
 
     per_200, stopped_in = asyncio.run(cancel_midway())
     assert stopped_in < min(2.0, per_200), (stopped_in, per_200)
+
+
+@pytest.mark.slow
+def test_ngram_speculation_drafts_from_the_prompt_and_keeps_the_models_answer():
+    """backend.speculative=ngram: the copied lines are drafted and accepted, the greedy text is the model's own,
+    and the identity (the generation key, the run's tag) says speculation was on."""
+    lines = "\n".join(f"line {i}: the quick brown fox jumps over the lazy dog number {i}" for i in range(6))
+    messages = [
+        {"role": "user", "content": f"Repeat this text exactly, nothing else:\n\n{lines}"},
+        {"role": "assistant", "content": "line 0: the quick brown fox jumps over the lazy dog number 0\nline 1:"},
+    ]
+    options = GenerationOptions(seed=42, num_predict=80, num_ctx=1024)
+
+    async def answer(speculative: str):
+        config = BackendConfig(name="llamacpp", n_threads=1, max_concurrency=1, speculative=speculative)
+        backend = make_backend(config, ModelConfig(name="s", id="smollm2-135m"))
+        try:
+            return await backend.generate(messages, options), await backend.describe()
+        finally:
+            await backend.aclose()
+
+    (plain, plain_identity), (drafted, drafted_identity) = asyncio.run(answer("none")), asyncio.run(answer("ngram"))
+    assert "line 3: the quick brown fox" in plain.text
+    assert drafted.text == plain.text and drafted.completion_tokens == plain.completion_tokens
+    assert drafted.raw["timings"]["draft_n_accepted"] > 20, drafted.raw["timings"]
+    assert "draft_n" not in plain.raw["timings"]
+    assert "speculative" not in plain_identity  # keys of jobs without speculation are unchanged
+    assert drafted_identity["speculative"].startswith("ngram-simple")

@@ -265,6 +265,7 @@ def _finish(
         "backend_threads": identity.get("threads", ""),
         # requests answered together at most: a server's requests in flight, or the embedded model's slots
         "backend_in_flight": identity.get("in_flight", identity.get("slots", "")),
+        "backend_speculative": identity.get("speculative", ""),  # the embedded model's drafts, when on
         "git_commit": _git_commit(),
         "isolation": ",".join(k for k, v in sorted(isolation.items()) if v) or "none",
         "gold_excluded": ",".join(r["task_id"] for r in excluded),

@@ -8,6 +8,12 @@ arithmetic of a batch depends on which requests share it), so the slot count is 
 identity, as the thread count is; `backend.max_concurrency=1` gives answers that repeat run to run.
 Prompt caching is off so that a request's result does not depend on the requests before it.
 
+`backend.speculative=ngram` turns on llama.cpp's draftless speculative decoding (`ngram-simple`): where the
+last NGRAM_SIZE tokens occurred before in the prompt or the answer, the tokens that followed them there are
+drafted and the model verifies the whole draft in one batch, keeping the tokens it would have chosen itself.
+Code answers restate the prompt's signature and docstring, which such drafts predict. Like the slot count it
+changes the batches, so it is part of the model's identity when on.
+
 Answers are streamed token by token into the worker thread, so that a cancelled request (Ctrl-C, SIGTERM,
 a job stopping) stops at the next token instead of running to its end; its partial answer is discarded.
 `aclose()` stops every request still in flight the same way first. The worker threads are the backend's own,
@@ -32,7 +38,7 @@ from typing import Any
 import xllamacpp
 
 from runner import interrupt
-from runner.config import BackendConfig, ModelConfig
+from runner.config import BackendConfig, ModelConfig, Speculative
 from runner.generation.backends.base import (
     BackendError,
     Generation,
@@ -47,6 +53,9 @@ from runner.generation.backends.hf_hub import pinned_hex
 from runner.generation.backends.http_errors import status_error
 from runner.generation.backends.retry import with_retries
 
+NGRAM_SIZE = 12  # tokens that must match earlier ones before a draft is made (llama.cpp's default)
+NGRAM_DRAFT = 48  # tokens drafted at most (llama.cpp's default)
+
 
 class LlamaCppBackend:
     """One GGUF model loaded in this process via xllamacpp."""
@@ -58,6 +67,7 @@ class LlamaCppBackend:
         self.think = model.think
         self.n_threads = backend.n_threads  # 0 = free_cores() at each load
         self.slots = max(1, backend.max_concurrency)
+        self.speculative = Speculative(backend.speculative)
         self.threads_in_use = 0  # what the loaded model got (0 = not loaded)
         self.max_retries = backend.max_retries
         self.backoff_s = backend.retry_backoff_s
@@ -135,6 +145,10 @@ class LlamaCppBackend:
         params.cpuparams.n_threads = self.threads_in_use
         params.cpuparams_batch.n_threads = self.threads_in_use
         params.verbosity = -1  # silences llama.cpp's load and request logging
+        if self.speculative == Speculative.ngram:
+            params.speculative.types = [xllamacpp.common_speculative_type.COMMON_SPECULATIVE_TYPE_NGRAM_SIMPLE]
+            params.speculative.ngram_simple.size_n = NGRAM_SIZE
+            params.speculative.ngram_simple.size_m = NGRAM_DRAFT
         try:
             self._server = xllamacpp.Server(params)
         except Exception as exc:  # xllamacpp raises RuntimeError with no detail
@@ -161,7 +175,7 @@ class LlamaCppBackend:
             if self._digest is None:  # a pinned hf: file was checked against its pin when it was fetched
                 pinned = pinned_hex(self.sha256) if self.model_id.startswith(HUB_PREFIX) else ""
                 self._digest = f"sha256:{pinned}" if pinned else gguf_digest(path)
-        return {
+        identity = {
             "backend": "llamacpp",
             "server_version": f"xllamacpp {xllamacpp.__version__}",
             "model": str(path),
@@ -170,6 +184,9 @@ class LlamaCppBackend:
             "threads": str(self.threads_in_use),
             "slots": str(self.slots),
         }
+        if self.speculative != Speculative.none:  # absent when off, so the generation keys of earlier jobs hold
+            identity["speculative"] = f"ngram-simple n={NGRAM_SIZE} m={NGRAM_DRAFT}"
+        return identity
 
     def _generate_sync(self, body: dict[str, Any], n_ctx: int, cancelled: threading.Event) -> Generation:
         with self._lock:  # loading only: requests in flight together share the server's slots
