@@ -46,7 +46,7 @@ def _model(name: str) -> ModelConfig:
 
 
 async def _batch(
-    model: ModelConfig, threads: int, slots: int, requests: list, options, speculative: str = "none"
+    model: ModelConfig, threads: int, slots: int, requests: list, options, speculative: str
 ) -> tuple[float, list]:
     config = BackendConfig(name="llamacpp", n_threads=threads, max_concurrency=slots, speculative=speculative)
     backend = make_backend(config, model)
