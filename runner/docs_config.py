@@ -41,8 +41,8 @@ LAUNCHER_PLUGINS = {
 """The `hydra/launcher=NAME` options: Hydra's basic launcher, the installed plugins' and conf/'s own."""
 NOTES = {
     "seed": "the model's sampling seed and the job folder's `s<seed>`; a sweep over seeds repeats the job",
-    "cache_dir": "generations, verdicts, gold checks, plus-input outputs, audits, repo environments "
-    "(content-addressed; may be shared by many jobs, also on NFS)",
+    "cache_dir": "generations, verdicts, gold checks, plus-input outputs, loaded benchmark sets, audits, "
+    "repo environments (content-addressed; may be shared by many jobs, also on NFS)",
     "progress": "the progress line (redrawn on a terminal, one line per update into a file)",
     "backend.max_retries": "tries after the first for a transient server error",
     "backend.retry_backoff_s": "the first wait between tries; it doubles each try (capped)",

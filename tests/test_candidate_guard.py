@@ -42,6 +42,7 @@ class MyCounter(collections.Counter):
     [
         Always(), [1, Always()], {"k": Always()}, {Always(): 1}, collections.Counter({"a": Always()}),
         collections.deque([Always()]), MyCounter("a"), Text("abc"), re.match("a", Text("abc")),
+        [*range(1000), Always()], (*"abc", Text("d")), {**dict.fromkeys(range(100)), "k": [Always()]},
     ],
 )  # fmt: skip
 def test_anything_that_could_fake_equality_is_rejected(value):

@@ -1,7 +1,9 @@
 """EvalPlus-style plus inputs: expected outputs and time limits computed once from the reference, then
 checked in the sandbox from a data file the candidate cannot change without being caught."""
 
+import dataclasses
 import pickle
+import re
 
 import pytest
 
@@ -9,7 +11,7 @@ from runner.config import GateConfig
 from runner.judging.judge import judge
 from runner.judging.suite_module import names_reference
 from runner.outcome import STARVED_RERUNS, Outcome
-from runner.suites.candidate_guard import digest_atom
+from runner.suites.candidate_guard import digest_atom, digest_pickle
 from runner.tasks import plus_oracle
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import MIN_TIME_LIMIT_S, OracleRequest, compute, oracles
@@ -36,14 +38,15 @@ def rows(table: bytes) -> list[tuple]:
     return [(pickle.loads(a), pickle.loads(e) if type(e) is bytes and e else e, t) for a, e, t in pickle.loads(table)]
 
 
-def test_compute_converts_inputs_records_errors_and_leaves_huge_containers_to_the_reference():
+def test_compute_converts_inputs_records_errors_and_keeps_a_huge_containers_pickle_digest():
     reference = "def f(xs, n):\n    if n < 0:\n        raise ValueError('negative')\n    return [xs] * n\n"
     request = OracleRequest(reference, "f", [[[1, 2], 1], [[1], -1], [[0], 10**6]], "[tuple(args[0]), *args[1:]]")
     table = compute(request)[0]
     first, second, third = rows(table)
     assert first[:2] == ([(1, 2), 1], (True, [(1, 2)]))
     assert second[1] == (False, "ValueError: negative")
-    assert third[1] == b"" and plus_oracle.computed_rows(table) == 1  # over MAX_STORED_BYTES, and a list
+    assert third[1] == (digest_pickle([(0,)] * 10**6),)  # over MAX_STORED_BYTES, and a list
+    assert plus_oracle.computed_rows(table) == 1  # the suite computes it for an output that does not match
 
 
 def test_a_huge_text_or_number_is_stored_as_its_digest():
@@ -54,11 +57,23 @@ def test_a_huge_text_or_number_is_stored_as_its_digest():
         assert rows(table)[0][1] == digest_atom(namespace["f"](n)) and plus_oracle.computed_rows(table) == 0
 
 
-def test_a_huge_output_compared_loosely_is_left_to_the_reference():
+def test_a_huge_output_compared_loosely_keeps_its_pickle_digest_and_one_with_a_nan_nothing():
     text = "def f(n):\n    return 'ab' * n\n"
     for request in (OracleRequest(text, "f", [[10**6]], atol=1e-3), OracleRequest(text, "f", [[10**6]], compare="set")):
         table = compute(request)[0]
-        assert rows(table)[0][1] == b"" and plus_oracle.computed_rows(table) == 1
+        assert rows(table)[0][1] == (digest_pickle("ab" * 10**6),) and plus_oracle.computed_rows(table) == 1
+    nan = "def f(n):\n    return [float('nan')] + [1.5] * n\n"  # NaN != NaN: equal pickles are not equal values
+    table = compute(OracleRequest(nan, "f", [[10**6]]))[0]
+    assert rows(table)[0][1] == b"" and plus_oracle.computed_rows(table) == 1
+
+
+def test_digest_pickle_tells_values_apart_whichever_objects_they_share():
+    shared = "x" * 10
+    assert digest_pickle([shared, shared]) == digest_pickle(["x" * 10, "x" * 10])  # no memo
+    assert digest_pickle([1, 2]) != digest_pickle([1.0, 2]) != digest_pickle((1.0, 2))
+    cyclic: list = []
+    cyclic.append(cyclic)
+    assert digest_pickle(cyclic) is None and digest_pickle(re.match("a", "a")) is None
 
 
 def test_digest_atom_is_by_value():
@@ -131,14 +146,18 @@ def test_a_huge_int_is_compared_by_its_digest(pool, tmp_path):
     assert judge(task, "def big(n):\n    return (1 << n) + (n > 10)\n", pool, GATE).outcome is Outcome.FAILED
 
 
-def test_a_huge_expected_output_with_a_tolerance_is_computed_by_the_reference_in_the_sandbox(pool, tmp_path):
+def test_a_huge_expected_output_is_matched_by_its_pickle_or_computed_by_the_reference_in_the_sandbox(pool, tmp_path):
     reference = "def many(n):\n    return [i / 4 for i in range(n)]\n"
     task = plus_task(tmp_path, reference, [[3], [200_000]], "many")
-    assert pickle.loads(task.files[plus_oracle.DATA_FILE])[1][1] == b""
+    assert type(pickle.loads(task.files[plus_oracle.DATA_FILE])[1][1]) is tuple
     assert names_reference(task.suites["properties"])
     assert judge(task, "def many(n):\n    return [i / 4 + 1e-9 for i in range(n)]\n", pool, GATE).passed
     wrong = "def many(n):\n    return [i / 4 for i in range(n - (n > 10))]\n"
     assert judge(task, wrong, pool, GATE).outcome is Outcome.FAILED
+    # With a reference that fails on the huge input, only an output matching the digest can still pass.
+    failing = dataclasses.replace(task, reference=reference.replace("return", "assert n < 10\n    return"))
+    assert judge(failing, "def many(n):\n    return [i * 0.25 for i in range(n)]\n", pool, GATE).passed
+    assert not judge(failing, "def many(n):\n    return [i / 4 + 1e-9 for i in range(n)]\n", pool, GATE).passed
 
 
 def test_over_an_inputs_limit_is_a_timeout_judged_once(pool, tmp_path):

@@ -82,7 +82,7 @@ def test_expected_tests_come_from_the_ast():
         "class TestC:\n    def test_d(self):\n        pass\n    def other(self):\n        pass\n"
         "class Helper:\n    def test_e(self):\n        pass\n"
     )
-    assert expected_tests(source) == ["test_a", "test_b", "TestC::test_d"]
+    assert expected_tests(source) == ("test_a", "test_b", "TestC::test_d")
 
 
 def _report(nodeid: str, when: str, outcome: str, failure: Failure | None = None) -> Report:

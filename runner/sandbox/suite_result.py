@@ -7,6 +7,7 @@ if every expected test reported a pass over the channel. Exit codes, output and 
 from __future__ import annotations
 
 import ast
+import functools
 import os
 import signal
 from dataclasses import dataclass, field
@@ -49,7 +50,8 @@ class RunFacts:
 # ---------------------------------------------------------------- expected tests (trusted, from the AST)
 
 
-def expected_tests(source: str) -> list[str]:
+@functools.lru_cache(maxsize=64)  # a worker sees one task's suites again for each of its samples
+def expected_tests(source: str) -> tuple[str, ...]:
     """Names of the tests a suite file defines: top-level `test_*` and `Test*` classes' `test_*` methods."""
     names = []
     for node in ast.parse(source).body:
@@ -59,7 +61,7 @@ def expected_tests(source: str) -> list[str]:
             for member in node.body:
                 if isinstance(member, (ast.FunctionDef, ast.AsyncFunctionDef)) and member.name.startswith("test"):
                     names.append(f"{node.name}::{member.name}")
-    return names
+    return tuple(names)
 
 
 # ---------------------------------------------------------------- judging one suite from the channel
@@ -112,7 +114,7 @@ def _exit_text(status: int | None) -> str:
     return f"exit code {os.WEXITSTATUS(status)}"
 
 
-def suite_result_of(suite: str, expected: list[str], facts: RunFacts, limits: Limits) -> SuiteResult:
+def suite_result_of(suite: str, expected: tuple[str, ...], facts: RunFacts, limits: Limits) -> SuiteResult:
     """Judge one suite run from the trusted observations only (channel messages, exit status)."""
     tamper = [*facts.violations, *facts.tamper]
     phases: dict[str, dict[str, Report]] = {}

