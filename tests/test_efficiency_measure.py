@@ -261,6 +261,17 @@ def test_plus_inputs_are_picked_where_the_reference_does_the_most_work(tmp_path)
     assert selected_arguments(task, 2, cache) == [(300_000,), (100_000,)]
 
 
+def test_plus_inputs_too_fast_to_time_are_ranked_by_the_lines_the_reference_runs(tmp_path):
+    # sorting 3,000 numbers takes longer than 40 rounds of an empty loop, but it is one line: timing microseconds
+    # picked different inputs from run to run (HumanEval/0), counting lines picks the same ones every time
+    reference = "def scan(xs, rounds):\n    ordered = sorted(xs)\n    for _ in range(rounds):\n        pass\n"
+    inputs = [[list(range(3000)), 0], [[], 40], [[2, 1], 10], [[], 0]]
+    table, _ = compute(OracleRequest(reference, "scan", inputs))
+    task = Task("plus/3", "scan", "prompt", reference, {"visible": "def test_x():\n    pass\n"},
+                files={DATA_FILE: table})  # fmt: skip
+    assert selected_arguments(task, 2, Cache(tmp_path)) == [([], 40), ([2, 1], 10)]
+
+
 def test_a_plus_input_the_reference_takes_too_long_on_is_not_chosen(tmp_path):
     fast = "def total(n):\n    return n\n"
     table, _ = compute(OracleRequest(fast, "total", [[1], [7], [3]]))

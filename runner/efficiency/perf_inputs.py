@@ -3,8 +3,11 @@
 Generators and references are trusted task code, run here in a fresh process of ours (never in the sandbox,
 never in the candidate's process, never in the caller's: it may hold threads and state). For HumanEval+ and
 MBPP+ tasks without `perf_inputs`, as EvalPerf does, the inputs are the plus inputs on which the reference does
-the most work: each plus input is timed once on the reference, the slowest few again twice (best of three),
-and the `inputs_per_task` slowest are kept; an input the reference does not finish within REFERENCE_LIMIT_S
+the most work: each plus input is timed on the reference (CPU time), the slowest few again twice (best of
+three), and the `inputs_per_task` slowest are kept. Below COUNT_BELOW_S a time is mostly noise (the pick of
+HumanEval/0, whose inputs take microseconds, changed from run to run), so inputs that fast are ranked by the
+Python lines the reference executes on them (a deterministic count; CPU time breaks ties) and come after
+every slower one; an input the reference does not finish within REFERENCE_LIMIT_S
 is never kept. Both results are cached by content (namespace `perf_inputs`), so
 the choice is made once and every later run, here or on a machine sharing the cache, uses the same inputs.
 """
@@ -21,9 +24,10 @@ from runner.caches.content import Cache, content_key
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import DATA_FILE
 
-VERSION = "2"
+VERSION = "3"
 _TIMEOUT_S = 600.0
 REFERENCE_LIMIT_S = 2.0
+COUNT_BELOW_S = 0.01
 """A plus input on which the reference runs longer than this is not chosen: counted under valgrind (20-50x
 slower) it would take minutes, for the reference and every answer (HumanEval/55's exponential recursion)."""
 
@@ -43,7 +47,7 @@ sys.stdout.buffer.write(pickle.dumps(out, protocol=4))
 
 _SELECT = """
 import contextlib, copy, io, pickle, signal, sys, time, warnings
-reference, entry, rows, keep, limit_s = pickle.loads(sys.stdin.buffer.read())
+reference, entry, rows, keep, limit_s, count_below_s = pickle.loads(sys.stdin.buffer.read())
 
 class OverLimit(BaseException):
     pass
@@ -58,23 +62,53 @@ with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
     exec(compile(reference, "reference.py", "exec"), namespace)
 function = namespace[entry]
 
-def seconds(index):
+def run(index, limit, tracer=None):
     args = copy.deepcopy(pickle.loads(rows[index]))
-    start = time.perf_counter()
-    signal.setitimer(signal.ITIMER_REAL, limit_s)
+    signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         with contextlib.redirect_stdout(io.StringIO()):
-            function(*args)
-    except (Exception, OverLimit):
-        return -1.0  # the reference raises on it, or is too slow to measure under valgrind: not chosen
+            sys.settrace(tracer)
+            try:
+                function(*args)
+            finally:
+                sys.settrace(None)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-    return time.perf_counter() - start
+
+def seconds(index):
+    start = time.process_time()
+    try:
+        run(index, limit_s)
+    except (Exception, OverLimit):
+        return -1.0  # the reference raises on it, or is too slow to measure under valgrind: not chosen
+    return time.process_time() - start
+
+lines = 0
+
+def count_line(frame, event, arg):
+    global lines
+    if event == "line":
+        lines += 1
+    return count_line
+
+def lines_run(index):
+    global lines
+    lines = 0
+    try:
+        run(index, 20 * limit_s, count_line)
+    except (Exception, OverLimit):
+        pass  # counted so far: still a lower bound of the work
+    return lines
 
 timed = {index: seconds(index) for index in range(len(rows))}
-for index in sorted(timed, key=lambda i: -timed[i])[: 3 * keep]:
+heavy = sorted((i for i in timed if timed[i] >= count_below_s), key=lambda i: -timed[i])[: 3 * keep]
+for index in heavy:
     timed[index] = min(timed[index], seconds(index), seconds(index))
-chosen = sorted((i for i in timed if timed[i] >= 0), key=lambda i: (-timed[i], i))[:keep]
+chosen = sorted(heavy, key=lambda i: (-timed[i], i))[:keep]
+if len(chosen) < keep:
+    light = [i for i in timed if 0 <= timed[i] < count_below_s]
+    counted = {index: lines_run(index) for index in light}
+    chosen += sorted(light, key=lambda i: (-counted[i], -timed[i], i))[: keep - len(chosen)]
 sys.stdout.buffer.write(pickle.dumps(sorted(chosen)))
 """
 
@@ -122,7 +156,7 @@ def selected_arguments(task: Task, keep: int, cache: Cache | None = None) -> lis
     table = hashlib.sha256(task.files[DATA_FILE]).hexdigest()
     key = content_key("selected", VERSION, task.reference, task.entry_point, table, keep)
     what = f"{task.id}: timing the reference on its plus inputs"
-    payload = (task.reference, task.entry_point, rows, keep, REFERENCE_LIMIT_S)
+    payload = (task.reference, task.entry_point, rows, keep, REFERENCE_LIMIT_S, COUNT_BELOW_S)
     chosen = _cached(cache, key, lambda: _fresh_python(_SELECT, payload, what))
     return [tuple(pickle.loads(rows[index])) for index in chosen]
 
