@@ -517,7 +517,7 @@ def test_a_pool_whose_early_zygote_died_fails_cleanly():
 def test_the_pool_and_its_children_run_at_the_sandbox_nice_level(pool):
     """Warm-up, gold check and test runs overlap generation: every process of the pool yields the CPU to it,
     and a sandboxed child is at the same level as its worker (not niced twice)."""
-    from runner.sandbox.confine.limits import SANDBOX_NICE
+    from runner.sandbox.confine.priority import SANDBOX_NICE
 
     suite = "import os\ndef test_a():\n    assert os.getpriority(os.PRIO_PROCESS, 0) == -1\n"
     result = pool.run(simple_job("", suite))

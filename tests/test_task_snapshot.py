@@ -64,3 +64,15 @@ def test_a_loaded_evalplus_set_comes_back_from_its_snapshot_unchanged(tmp_path):
     chosen = lambda tasks: [t for t in tasks if t.id in cfg.ids]  # noqa: E731
     direct = importers.load_humanevalplus(select=chosen, cache_dir=tmp_path)
     assert read == built == direct and [t.id for t in read] == cfg.ids
+
+
+def test_humaneval_comes_back_from_its_snapshot_unchanged(tmp_path):
+    from runner.tasks import importers
+
+    cfg = TaskSetConfig(name="humaneval", importer="humaneval", path="", limit=3)
+    built = load_task_set(cfg, cache_dir=tmp_path)
+    assert len(list((tmp_path / "task_sets").glob("*.pkl"))) == 1
+    read = load_task_set(cfg, cache_dir=tmp_path)
+    assert read == built == importers.load_humaneval()[:3]
+    other = load_task_set(TaskSetConfig(name="humaneval", importer="humaneval", path="", ids=["HumanEval/7"]), tmp_path)
+    assert [t.id for t in other] == ["HumanEval/7"] and len(list((tmp_path / "task_sets").glob("*.pkl"))) == 2

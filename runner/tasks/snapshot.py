@@ -1,9 +1,10 @@
 """A benchmark task set kept whole once loaded, so that later runs read one file instead of building it again.
 
 Building HumanEval+ means parsing its dataset and reading a table of expected outputs per task: 0.4 s of
-every run's start-up, against about 0.03 s for one pickle. The snapshot's key holds everything the tasks
-are built from: the importer and the selection, the bytes of every file it reads, the harness's own code
-(`harness_fingerprint`) and the Python version. So a snapshot is never stale: any change is another key.
+every run's start-up, against about 0.03 s for one pickle (HumanEval: 0.07 s against 0.001 s). The
+snapshot's key holds everything the tasks are built from: the importer and the selection, the bytes of
+every file it reads, the harness's own code (`harness_fingerprint`) and the Python version. So a snapshot
+is never stale: any change is another key.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.sandbox.confine.limits import SANDBOX_NICE, Limits
+from runner.sandbox.confine.limits import Limits
+from runner.sandbox.confine.priority import SANDBOX_NICE
 
 CLONE_NEWNET = 0x40000000
 PR_SET_CHILD_SUBREAPER = 36

@@ -9,10 +9,6 @@ from runner.config import SandboxConfig
 _DEFAULTS = SandboxConfig()
 
 
-SANDBOX_NICE = 10
-"""The nice level of the pool's processes and the sandboxed children: generation comes first."""
-
-
 @dataclass(frozen=True)
 class Limits:
     """Limits for one suite run of one candidate; defaults from `runner.config.SandboxConfig`.

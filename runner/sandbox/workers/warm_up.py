@@ -14,7 +14,6 @@ worker, which every forked child would copy.
 from __future__ import annotations
 
 import builtins
-import dataclasses
 import importlib
 import os
 import pickle
@@ -147,8 +146,10 @@ def _submodules(package) -> list[str]:
     return names
 
 
-def warm_up(limits: Limits) -> None:
-    """One real pytest session in this process, so that lazily imported modules are loaded now."""
+def warm_up() -> None:
+    """One real pytest session in this process, so that lazily imported modules are loaded now.
+
+    It needs none of the pool's limits (a zygote runs it while the pool is still composing its config)."""
     root = tempfile.mkdtemp(prefix="runner-warmup-")
     cwd = os.getcwd()
     try:
@@ -168,7 +169,7 @@ def warm_up(limits: Limits) -> None:
             os.dup2(sink.fileno(), 2)
             try:
                 channel = Channel(sink.fileno(), "warmup")
-                warm_limits = dataclasses.replace(limits, hypothesis_examples=WARMUP_EXAMPLES)
+                warm_limits = Limits(hypothesis_examples=WARMUP_EXAMPLES)
                 pytest_child.run_suite(os.path.join(test_dir, "test_w.py"), os.path.join(root, "pytest.ini"),
                                        channel, warm_limits)  # fmt: skip
             finally:

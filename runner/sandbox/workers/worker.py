@@ -206,7 +206,7 @@ def main() -> None:
     """Worker entry point: warm up, then serve jobs from stdin until it closes."""
     requests, replies, limits = _warm_process()
     preload()
-    warm_up(limits)
+    warm_up()
     serve(requests, replies, limits)
     sys.stdout.flush()
     sys.stderr.flush()
@@ -222,14 +222,16 @@ def zygote_main(pairs: list[tuple[int, int]]) -> None:
     """
     requests, replies, limits = _warm_process()
     preload()
+    warm_up()
     _fork_workers(pairs, limits, [requests.fileno(), replies.fileno()])
 
 
 def early_zygote_main(socket_fd: int) -> None:
     """`zygote_main` for a pool started before its size and limits were known (pool.EarlyZygote): import
-    everything first, then receive the limits and every worker's pair of pipe ends over the socket."""
+    everything and warm up first, then receive the limits and every worker's pair of pipe ends over the socket."""
     _settle_process()
     preload()
+    warm_up()  # while the pool composes its config: the limits are not needed yet
     with socket.socket(fileno=socket_fd) as sock:
         data, fds, _flags, _address = socket.recv_fds(sock, 1 << 16, 2 * MAX_WORKERS)
     if not data:  # the pool was never started (bad input): nothing to do
@@ -238,8 +240,7 @@ def early_zygote_main(socket_fd: int) -> None:
 
 
 def _fork_workers(pairs: list[tuple[int, int]], limits: Limits, own: list[int]) -> None:
-    """Warm up, fork one worker per pair, wait for them all, exit. Never returns."""
-    warm_up(limits)
+    """Fork one worker per pair from this warm process, wait for them all, exit. Never returns."""
     children = []
     for request_fd, reply_fd in pairs:
         sys.stdout.flush()
