@@ -306,6 +306,18 @@ def test_failure_messages_name_no_memory_address(pool):
     assert "<object object at 0x...>" in message and "0x7" not in message
 
 
+def test_pytest_formats_failures_as_one_line_and_the_message_keeps_the_assertion(pool):
+    # pytest's default failure text reads and parses the source of every frame; the worker never uses it
+    suite = (
+        "from candidate import f\n"
+        "def test_f():\n    assert f() == [1, 2]\n"
+        "def test_style(request):\n    assert request.config.getoption('tbstyle') == 'line'\n"
+    )  # fmt: skip
+    tests = pool.run(simple_job("def f():\n    return [1, 3]\n", suite)).suites["visible"].tests
+    assert [t.status for t in tests] == ["failed", "passed"]
+    assert "assert [1, 3] == [1, 2]" in tests[0].message
+
+
 def test_a_killed_worker_is_replaced_and_the_job_retried(pool):
     victim = pool._all[0]
     victim.proc.send_signal(signal.SIGKILL)

@@ -60,6 +60,11 @@ DISABLED_PLUGINS = (
 )  # fmt: skip
 """Not needed to run a suite; each one costs time per session (and some would write files). `legacypath`
 only adds the old `tmpdir` and `testdir` fixtures (suites use `tmp_path`)."""
+TRACEBACK_STYLE = "line"
+"""pytest's `--tb` style (an option of the terminal plugin, disabled here) for the text it writes for every
+failure. The worker describes a failure from its exception (`describe`), never from that text; the default
+style (`long`: every frame's source read and parsed) took about a fifth of the CPU time of judging a failing
+candidate (docs/benchmarks.md, "Failure text")."""
 RANDOM_SEED = 0
 """`random`'s seed as the child starts and as each suite file starts: a suite that draws test inputs from
 `random` (HumanEval/38's and /50's) gets the same inputs on every run, whatever ran before it."""
@@ -130,6 +135,9 @@ class Collector:
         self.failures: dict[tuple[str, str], Failure | None] = {}
         self.config: pytest.Config | None = None
         self.current: str | None = None
+
+    def pytest_configure(self, config: pytest.Config) -> None:
+        config.option.tbstyle = TRACEBACK_STYLE
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
