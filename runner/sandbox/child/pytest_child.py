@@ -62,9 +62,10 @@ DISABLED_PLUGINS = (
 only adds the old `tmpdir` and `testdir` fixtures (suites use `tmp_path`)."""
 TRACEBACK_STYLE = "line"
 """pytest's `--tb` style (an option of the terminal plugin, disabled here) for the text it writes for every
-failure. The worker describes a failure from its exception (`describe`), never from that text; the default
-style (`long`: every frame's source read and parsed) took about a fifth of the CPU time of judging a failing
-candidate (docs/benchmarks.md, "Failure text")."""
+failure. A failure is described from its exception (`describe`); the text is read only for one without an
+exception (a strict xpass), where it is no traceback. The default style (`long`: every frame's source read
+and parsed) took about a fifth of the CPU time of judging a failing candidate (docs/benchmarks.md, "Failure
+text")."""
 RANDOM_SEED = 0
 """`random`'s seed as the child starts and as each suite file starts: a suite that draws test inputs from
 `random` (HumanEval/38's and /50's) gets the same inputs on every run, whatever ran before it."""
