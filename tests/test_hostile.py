@@ -235,6 +235,8 @@ _WRONG = "\ndef add(a, b):\n    return 0\n"
         "import sys\nsys.settrace(lambda *a: None)\n",
         # fix the inputs a suite draws from random
         "import random\nrandom.randint = lambda a, b: 0\n",
+        # make every failure look like a failed assertion (the facts the worker classifies)
+        "import sys\nsys.modules['runner.sandbox.child.failure']._leaf_exceptions = lambda e: [AssertionError()]\n",
     ],
     ids=[
         "call_and_report",
@@ -247,6 +249,7 @@ _WRONG = "\ndef add(a, b):\n    return 0\n"
         "candidate_guard",
         "settrace",
         "random",
+        "failure_facts",
     ],  # fmt: skip
 )
 def test_tampering_is_detected(pool, patch):

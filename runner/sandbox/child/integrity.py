@@ -23,7 +23,7 @@ GUARDED_MODULES = (
     "_pytest.python_api", "_pytest.approx", "pluggy._callers", "pluggy._hooks", "pluggy._manager",
     "pluggy._result", "hypothesis", "hypothesis.core", "hypothesis.control", "hypothesis._settings",
     "hypothesis.strategies", "_hypothesis_pytestplugin", "collections", "random", "candidate_guard",
-    "runner.sandbox.child.pytest_child", "runner.sandbox.child.integrity",
+    "runner.sandbox.child.pytest_child", "runner.sandbox.child.failure", "runner.sandbox.child.integrity",
     "runner.sandbox.child.audit_hook", "runner.sandbox.protocol",
 )  # fmt: skip
 GUARDED_HOOKS = (
