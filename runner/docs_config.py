@@ -25,6 +25,7 @@ import yaml
 
 from runner import config as schema
 from runner.check_option import check_option
+from runner.syntax_tree import parse_tree
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "configuration.md"
@@ -137,7 +138,7 @@ def _classes() -> dict[str, tuple[str, list[tuple[str, str, str]]]]:
     source = SCHEMA_SOURCE.read_text(encoding="utf-8")
     comments, lines = _comments(source), source.splitlines()
     found = {}
-    for node in ast.parse(source).body:
+    for node in parse_tree(source).body:
         if isinstance(node, ast.ClassDef):
             fields = [(item.target.id, ast.get_source_segment(source, item.annotation) or "",
                        _field_comment(item, comments, lines))

@@ -103,6 +103,17 @@ def test_no_package_imports_itself_back():
     assert cycles(package_graph(import_graph())) == []
 
 
+def test_every_parse_goes_through_the_one_lock():
+    # CPython 3.11's AST converter fails when two threads parse at once (runner/syntax_tree.py)
+    calls = {
+        name
+        for name, path in _modules().items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr == "parse" and getattr(node.value, "id", None) == "ast"
+    }
+    assert calls == {"runner.syntax_tree"}
+
+
 def test_no_module_is_oversized():
     sizes = {name: len(path.read_text(encoding="utf-8").splitlines()) for name, path in _modules().items()}
     assert {name: lines for name, lines in sizes.items() if lines > MAX_LINES} == {}

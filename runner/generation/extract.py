@@ -18,6 +18,8 @@ import builtins
 import re
 from dataclasses import dataclass
 
+from runner.syntax_tree import parse_tree
+
 _THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<think>", re.IGNORECASE)
 _FENCE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^\n`]*?)[ \t]*$", re.MULTILINE)
@@ -126,7 +128,7 @@ def _unfenced(text: str) -> Extraction:
     whole = code
     for _ in range(_MAX_PARSE_TRIES):
         try:
-            ast.parse(code)
+            parse_tree(code)
             break
         except SyntaxError as err:
             line = err.lineno or 0
@@ -144,7 +146,7 @@ def _unfenced(text: str) -> Extraction:
 
 def _tree(code: str) -> ast.Module | None:
     try:
-        return ast.parse(code)
+        return parse_tree(code)
     except (SyntaxError, ValueError):
         return None
 

@@ -23,6 +23,7 @@ import ast
 import re
 
 from runner.generation.extract import Extraction
+from runner.syntax_tree import parse_tree
 
 NOTE_PREFIX = "sanitized: "
 """Every note of `sanitize` starts with this (runner.results.scoring counts the answers it changed)."""
@@ -69,7 +70,7 @@ def _parseable(code: str, entry_point: str, notes: list[str]) -> tuple[str, ast.
     text = code
     for _ in range(_MAX_REPAIRS + 1):
         try:
-            tree = ast.parse(text)
+            tree = parse_tree(text)
         except SyntaxError as err:
             lines = text.split("\n")
             start, end = _block_around(lines, min(max(err.lineno or 1, 1), len(lines)) - 1)

@@ -15,6 +15,7 @@ import ast
 from dataclasses import dataclass
 
 from runner.config import GateConfig, GateMode
+from runner.syntax_tree import parse_tree
 
 _BUILTINS_MODULES = frozenset({"builtins", "__builtins__"})
 _SAFE_DUNDER_NAMES = frozenset({"__name__"})
@@ -143,7 +144,7 @@ def gate_violations(code: str, gate: GateConfig, entry_points: tuple[str, ...]) 
     """
     if not gate.enabled:
         return []
-    tree = ast.parse(code)
+    tree = parse_tree(code)
     checker = _Checker(gate)
     checker.visit(tree)
     return sorted(checker.found + _check_top_level(tree, gate, entry_points), key=lambda v: v.line)

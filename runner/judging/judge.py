@@ -8,7 +8,6 @@ visible suite and the syntax / gate / signature messages alone, never from hidde
 
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING
 
 from runner.config import GateConfig
@@ -17,6 +16,7 @@ from runner.judging.signature import check_signature
 from runner.judging.suite_module import build_suite_module, needs_reference, suite_file_name
 from runner.outcome import STARVED_RERUNS, Outcome, SuiteResult, Verdict
 from runner.suites.shipped import guard_source
+from runner.syntax_tree import parse_tree
 from runner.tasks.model import SUITES, Task
 
 if TYPE_CHECKING:
@@ -81,7 +81,7 @@ def precheck(task: Task, code: str | None, gate: GateConfig) -> Verdict | None:
     if code is None or not code.strip():
         return Verdict(Outcome.NO_CODE, detail="no code found in the response")
     try:
-        ast.parse(code)
+        parse_tree(code)
     except SyntaxError as err:
         return Verdict(Outcome.SYNTAX_ERROR, detail=f"line {err.lineno}: {err.msg}", line=err.lineno)
     except ValueError as err:  # e.g. null bytes

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from runner.syntax_tree import parse_tree
+
 
 @dataclass(frozen=True)
 class _Arity:
@@ -23,7 +25,7 @@ def _arity(args: ast.arguments) -> _Arity:
 
 def _find_function(code: str, name: str) -> ast.arguments | None:
     try:
-        tree = ast.parse(code)
+        tree = parse_tree(code)
     except (SyntaxError, ValueError):
         return None
     found = None

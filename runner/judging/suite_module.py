@@ -18,6 +18,7 @@ import ast
 import functools
 import re
 
+from runner.syntax_tree import parse_tree
 from runner.tasks.model import Task
 
 PREAMBLE = """\
@@ -71,7 +72,7 @@ def uses_hypothesis(body: str) -> bool:
     if not _ANY_NAME.search(body):  # most suites: no parse needed
         return False
     try:
-        tree = ast.parse(body)
+        tree = parse_tree(body)
     except SyntaxError:
         return True
     for node in ast.walk(tree):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from runner.outcome import CPU_WAIT_MARKER, STARVED_SHARE, Outcome, SuiteResult, TestResult
 from runner.sandbox.confine.limits import Limits
 from runner.sandbox.protocol import CollectError, Failure, Report
+from runner.syntax_tree import parse_tree
 
 INPUT_TIMEOUT = "PlusInputTimeout"
 """The exception a plus-input suite raises when the candidate is over one input's time limit."""
@@ -54,7 +55,7 @@ class RunFacts:
 def expected_tests(source: str) -> tuple[str, ...]:
     """Names of the tests a suite file defines: top-level `test_*` and `Test*` classes' `test_*` methods."""
     names = []
-    for node in ast.parse(source).body:
+    for node in parse_tree(source).body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test"):
             names.append(node.name)
         elif isinstance(node, ast.ClassDef) and node.name.startswith("Test"):

@@ -25,6 +25,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from runner.syntax_tree import parse_tree
 from runner.tasks import plus_oracle
 from runner.tasks.datasets import locate
 from runner.tasks.model import Task
@@ -67,7 +68,7 @@ def _literal(text: str) -> str | None:
 
 def _is_call(text: str, entry_point: str) -> bool:
     try:
-        node = ast.parse(text.strip(), mode="eval").body
+        node = parse_tree(text.strip(), mode="eval").body
     except SyntaxError:
         return False
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == entry_point):
@@ -131,7 +132,7 @@ def _parse_quietly(code: str) -> ast.Module | None:
     try:
         with warnings.catch_warnings():  # benchmark code has e.g. invalid escape sequences
             warnings.simplefilter("ignore")
-            return ast.parse(code)
+            return parse_tree(code)
     except SyntaxError:
         return None
 

@@ -6,6 +6,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
+from runner.syntax_tree import parse_tree
 from runner.tasks.fields import TaskError, check_id, check_keys, load_date, read_mapping, string_list
 from runner.tasks.model import SUITES, EdgeCase, PerfInput, Task
 from runner.tasks.repo_loader import is_repo_task_dir, load_repo_task
@@ -107,7 +108,7 @@ def _load_edge_cases(path: Path, value: Any) -> tuple[EdgeCase, ...]:
         if item["name"] in names:
             raise TaskError(path, f"{field}.name", f"duplicate edge case {item['name']!r}; give each its own name")
         try:
-            ast.parse(item["when"], mode="eval")
+            parse_tree(item["when"], mode="eval")
         except SyntaxError as exc:
             raise TaskError(path, f"{field}.when", f"is not a Python expression: {exc.msg}") from None
         names.add(item["name"])
@@ -161,6 +162,6 @@ def _check_reference(path: Path, source: str, entry_points: tuple[str, ...], fie
 
 def _parse(path: Path, field: str, source: str) -> ast.Module:
     try:
-        return ast.parse(source)
+        return parse_tree(source)
     except SyntaxError as exc:
         raise TaskError(path, field, f"does not parse: {exc.msg} at line {exc.lineno} of that field") from None
