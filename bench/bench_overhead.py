@@ -6,7 +6,9 @@ MLflow tracking into a temporary store) twice, each job in a fresh process:
 - warm: the next job on the same store and cache (the gold check cached), with the cached generations
   and verdicts deleted, so it generates and judges everything again: a user's second job.
 Between the two, every request the cold job made is replayed against a fresh backend with nothing else
-running ("pure generation": the same messages and options, so the same tokens at temperature 0). A job's
+running ("pure generation": the same messages and options, as many requests in flight as the job keeps,
+`backend.max_concurrency`). A job's time generating is the time at least one of its requests was in flight;
+what is left of its wall time is outside generation. A job's
 overhead is its wall time beyond that pure generation and the model's load (the backend's preflight,
 timed in the replay's process: the backend's cost rather than the harness's). Every process has loaded no
 model before (in one that had, every answer came out different and generation 1.6x slower); the script
@@ -54,14 +56,19 @@ async def _pure_generation(cfg, records) -> dict:
     start = time.perf_counter()
     await backend.describe()
     load_s = time.perf_counter() - start
-    start, tokens, same = time.perf_counter(), 0, 0
-    for record in records:
-        options = GenerationOptions(**{**record.options, "stop": tuple(record.options["stop"])})
-        generation = await backend.generate(record.messages, options)
-        tokens += generation.completion_tokens
-        same += generation.text == record.response
+    in_flight = asyncio.Semaphore(cfg.backend.max_concurrency)  # as many at once as the job sends
+
+    async def replay(record):
+        async with in_flight:
+            options = GenerationOptions(**{**record.options, "stop": tuple(record.options["stop"])})
+            return await backend.generate(record.messages, options)
+
+    start = time.perf_counter()
+    generations = await asyncio.gather(*(replay(record) for record in records))
     elapsed = time.perf_counter() - start
     await backend.aclose()
+    tokens = sum(g.completion_tokens for g in generations)
+    same = sum(g.text == r.response for g, r in zip(generations, records, strict=True))
     return {"seconds": elapsed, "tokens": tokens, "same": same, "load_s": load_s, "threads": backend.threads_in_use}
 
 
@@ -96,17 +103,28 @@ def _sandbox_cpu() -> float:
 
 def job_main(tmp: str, job_dir: str, extra: list[str]) -> None:
     """The `job` mode: run the job with its store and cache under `tmp`; print its exit code, its wall time,
-    when it generated first and last, and the sandbox's CPU time between the two."""
+    when it generated first and last, how long at least one request was in flight, and the sandbox's CPU
+    time between the first request and the last answer."""
+    import threading
+
     from runner.generation.backends.llamacpp import LlamaCppBackend
 
-    generate, marks = LlamaCppBackend._generate_sync, {}
+    generate, marks, lock = LlamaCppBackend._generate_sync, {"generating": 0.0, "in_flight": 0}, threading.Lock()
 
-    def timed(backend, body, n_ctx):  # the bench's own instrumentation of the job
-        marks.setdefault("first", (time.perf_counter(), _sandbox_cpu()))
+    def timed(backend, *args):  # the bench's own instrumentation of the job (requests run in several threads)
+        with lock:
+            marks.setdefault("first", (time.perf_counter(), _sandbox_cpu()))
+            marks["in_flight"] += 1
+            if marks["in_flight"] == 1:
+                marks["since"] = time.perf_counter()
         try:
-            return generate(backend, body, n_ctx)
+            return generate(backend, *args)
         finally:
-            marks["last"] = (time.perf_counter(), _sandbox_cpu())
+            with lock:
+                marks["in_flight"] -= 1
+                if marks["in_flight"] == 0:
+                    marks["generating"] += time.perf_counter() - marks["since"]
+                marks["last"] = (time.perf_counter(), _sandbox_cpu())
 
     LlamaCppBackend._generate_sync = timed
     cfg = _config(Path(tmp), extra)
@@ -116,14 +134,14 @@ def job_main(tmp: str, job_dir: str, extra: list[str]) -> None:
     wall = time.perf_counter() - start
     (first, cpu_first), (last, cpu_last) = marks["first"], marks["last"]
     print(json.dumps({"code": code, "wall": wall, "before_first": first - start, "after_last": start + wall - last,
-                      "sandbox_cpu_beside": cpu_last - cpu_first}))  # fmt: skip
+                      "generating": marks["generating"], "sandbox_cpu_beside": cpu_last - cpu_first}))  # fmt: skip
 
 
 def _job(tmp: Path, name: str, extra: list[str]) -> dict:
     job = _in_fresh_process("job", str(tmp), str(tmp / name), *extra)
     records = read_attempts(tmp / name / "attempts.jsonl")
     run_info = json.loads((tmp / name / "run.json").read_text())
-    in_job = sum(r.generation_s for r in records)
+    in_job = job["generating"]
     return {**job, "records": records, "in_job": in_job, "outside": job["wall"] - in_job,
             "threads": run_info["tags"]["backend_threads"], "timings": run_info["timings"]}  # fmt: skip
 

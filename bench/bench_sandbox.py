@@ -6,6 +6,7 @@ Prints measured figures only; nothing here is asserted.
 
 from __future__ import annotations
 
+import os
 import statistics
 import subprocess
 import sys
@@ -58,8 +59,13 @@ def bench_pool(pool: WorkerPool, n: int, suites: tuple[str, ...]) -> None:
         f"warm pool, {WORKERS} workers, suites={'+'.join(suites)}: {n} candidates in {elapsed:.2f} s = "
         f"{n / elapsed:.1f} candidates/s ({n * len(suites) / elapsed:.1f} suite runs/s); "
         f"per suite run p50 {statistics.median(per_suite_ms):.1f} ms, p95 {percentile(per_suite_ms, 0.95):.1f} ms; "
-        f"passed {passed}/{n}"
+        f"passed {passed}/{n}; load {load()}"
     )
+
+
+def load() -> str:
+    """The three load averages (the machine is shared: every figure is printed beside them)."""
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def cold_one(i: int, suites: tuple[str, ...]) -> float:
@@ -83,16 +89,17 @@ def bench_cold(n: int, suites: tuple[str, ...]) -> None:
     print(
         f"cold `python -m pytest` per candidate, {WORKERS} in parallel, suites={'+'.join(suites)}: "
         f"{n} candidates in {elapsed:.2f} s = {n / elapsed:.1f} candidates/s; "
-        f"per candidate p50 {1000 * statistics.median(times):.0f} ms, p95 {1000 * percentile(times, 0.95):.0f} ms"
+        f"per candidate p50 {1000 * statistics.median(times):.0f} ms, p95 {1000 * percentile(times, 0.95):.0f} ms; "
+        f"load {load()}"
     )
 
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     cold_n = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    start = time.perf_counter()
+    before, start = load(), time.perf_counter()
     with WorkerPool(workers=WORKERS, limits=Limits(hypothesis_examples=100)) as pool:
-        print(f"pool start-up: {time.perf_counter() - start:.2f} s; isolation: {pool.isolation}")
+        print(f"pool start-up: {time.perf_counter() - start:.2f} s (load before {before}); isolation: {pool.isolation}")
         bench_pool(pool, 20, ("visible",))  # settle
         bench_pool(pool, n, ("visible",))
         bench_pool(pool, n // 2, ("visible", "hidden", "properties"))
