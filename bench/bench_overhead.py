@@ -113,7 +113,8 @@ def job_main(tmp: str, job_dir: str, extra: list[str]) -> None:
 
     def timed(backend, *args):  # the bench's own instrumentation of the job (requests run in several threads)
         with lock:
-            marks.setdefault("first", (time.perf_counter(), _sandbox_cpu()))
+            if "first" not in marks:  # (setdefault would walk /proc for every request)
+                marks["first"] = (time.perf_counter(), _sandbox_cpu())
             marks["in_flight"] += 1
             if marks["in_flight"] == 1:
                 marks["since"] = time.perf_counter()
@@ -122,9 +123,9 @@ def job_main(tmp: str, job_dir: str, extra: list[str]) -> None:
         finally:
             with lock:
                 marks["in_flight"] -= 1
-                if marks["in_flight"] == 0:
+                if marks["in_flight"] == 0:  # the last answer always brings the count back to 0
                     marks["generating"] += time.perf_counter() - marks["since"]
-                marks["last"] = (time.perf_counter(), _sandbox_cpu())
+                    marks["last"] = (time.perf_counter(), _sandbox_cpu())
 
     LlamaCppBackend._generate_sync = timed
     cfg = _config(Path(tmp), extra)
