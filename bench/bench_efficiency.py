@@ -26,6 +26,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from load_average import load_average  # noqa: E402  (this script's folder is on sys.path)
+
 from runner.cli import Option, parse_args  # noqa: E402
 from runner.config import EfficiencyConfig  # noqa: E402
 from runner.efficiency.cost import MEASURED  # noqa: E402
@@ -43,11 +45,6 @@ OPTIONS = [
     Option("tasks", str, "", "comma-separated seed10 task ids (default: all ten)"),
 ]
 CPU_S = 120.0
-
-
-def loadavg() -> str:
-    """The three load averages, as /proc/loadavg gives them."""
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def spread(values: list[float], digits: int = 3) -> str:
@@ -84,7 +81,7 @@ def one_task(pool: WorkerPool, task, repeats: int) -> dict:
 
 def print_spreads(pool: WorkerPool, tasks: list, label: str, repeats: int) -> None:
     """One line per task: the spreads of `repeats` measurements, and the measurement's slowdown."""
-    print(f"\n## {label}: {repeats} measurements of each reference (load before: {loadavg()})")
+    print(f"\n## {label}: {repeats} measurements of each reference (load before: {load_average()})")
     print(
         "| task | net instructions (median) | net spread | raw spread | tracemalloc peak (median) | peak spread "
         "| RSS above baseline (median KB) | RSS spread | counted run s | plain run s | slowdown |"
@@ -97,7 +94,7 @@ def print_spreads(pool: WorkerPool, tasks: list, label: str, repeats: int) -> No
               f"| {spread(rows['raw'])} | {statistics.median(rows['peak']):,.0f} | {spread(rows['peak'], 2)} "
               f"| {statistics.median(rows['rss']):,.0f} | {spread(rows['rss'], 1)} | {counted_s:.2f} "
               f"| {plain_s:.2f} | {counted_s / plain_s:.1f}x |", flush=True)  # fmt: skip
-    print(f"(load after: {loadavg()})")
+    print(f"(load after: {load_average()})")
 
 
 def print_pairs(pool: WorkerPool, seed: dict, cache_dir: Path) -> None:
@@ -106,7 +103,7 @@ def print_pairs(pool: WorkerPool, seed: dict, cache_dir: Path) -> None:
     from tests.test_efficiency_measure import FAST, SLOW
 
     cache, cfg = Cache(cache_dir), EfficiencyConfig(enabled=True, budget=1000.0)
-    print(f"\n## known slow and fast correct answers (load before: {loadavg()})")
+    print(f"\n## known slow and fast correct answers (load before: {load_average()})")
     print(
         "| task | fast: instructions ratio | fast: memory ratio | slow: instructions ratio | slow: memory ratio "
         "| ranked right |"
@@ -121,7 +118,7 @@ def print_pairs(pool: WorkerPool, seed: dict, cache_dir: Path) -> None:
         right = "yes" if slow.instructions_ratio > fast.instructions_ratio else "NO"
         print(f"| {task_id} | {fast.instructions_ratio:.3f} | {fast.memory_ratio:.2f} | {slow.instructions_ratio:.3f} "
               f"| {slow.memory_ratio:.2f} | {right} |", flush=True)  # fmt: skip
-    print(f"(load after: {loadavg()})")
+    print(f"(load after: {load_average()})")
 
 
 def main(argv: list[str]) -> int:

@@ -37,6 +37,7 @@ import time
 from pathlib import Path
 
 from bench_floor import FILES, describe, floor, read_tasks, solution_code  # this script's folder is on sys.path
+from load_average import load_average  # this script's folder is on sys.path
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITES = "hidden,properties"  # EvalPlus's base and plus tests
@@ -183,20 +184,20 @@ def bench(name: str, datasets: Path, workers: int, python: str, tmp: Path, repea
     n = write_samples(dataset, samples)
     warm_s = warm_ours(name, dataset, samples, workers, tmp)  # computes (or finds cached) what ours caches
     theirs(python, name, dataset, samples, workers, tmp)  # warms EvalPlus's ground-truth cache
-    load = os.getloadavg()[0]
+    load = load_average()
     rounds = []
     for _ in range(repeats):  # interleaved, so a drift of the shared machine's speed hits every side alike
-        before = os.getloadavg()[0]
+        before = load_average()
         mine, other = ours(name, dataset, samples, workers, tmp), theirs(python, name, dataset, samples, workers, tmp)
         rounds.append((mine, other, floor(dataset, workers), before))
-    print(f"{name}: {n} canonical solutions, {workers} workers, load before {load:.2f}"
+    print(f"{name}: {n} canonical solutions, {workers} workers, load before {load}"
           f" (our unmeasured warm-up run: {warm_s:.1f} s)")  # fmt: skip
     for i, (m, o, bare, before) in enumerate(rounds, 1):
         runner_s, evalplus_s, bare_s = m["seconds"], o["seconds"], bare["wall_s"]
         print(
             f"  round {i}: runner {runner_s:.1f} s, evalplus {evalplus_s:.1f} s, "
             f"bare judge {bare_s:.1f} s (floor {bare['floor_s']:.1f} s); runner/evalplus {runner_s / evalplus_s:.2f}x, "
-            f"bare/evalplus {bare_s / evalplus_s:.2f}x, runner/bare {runner_s / bare_s:.2f}x (load before {before:.2f})"
+            f"bare/evalplus {bare_s / evalplus_s:.2f}x, runner/bare {runner_s / bare_s:.2f}x (load before {before})"
         )
     if repeats > 1:
         for label, ratio in (("runner/evalplus", lambda r: r[0]["seconds"] / r[1]["seconds"]),
@@ -249,7 +250,7 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(dir=RESULTS) as tmp:
         for name in options.get("sets", "humanevalplus,mbppplus").split(","):
             bench(name, datasets, workers, python, Path(tmp), int(options.get("repeats", 1)))
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"load average after: {load_average()}")
     return 0
 
 

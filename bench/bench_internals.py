@@ -27,6 +27,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from load_average import load_average  # this script's folder is on sys.path
+
 from runner.cli import Option, parse_args  # noqa: E402
 from runner.sandbox.speedups.internals import ENV, NAMES  # noqa: E402
 
@@ -97,7 +99,7 @@ def main(argv: list[str]) -> int:
     variants = ("", *_names(options["off"], NAMES, "speed-up(s)"))
     times = {(w, v): [] for w in workloads for v in variants}
     rng = random.Random(0)
-    print(f"load {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load {load_average()}")
     with tempfile.TemporaryDirectory() as tmp:
         for number in range(1, options["rounds"] + 1):
             for workload in workloads:
@@ -108,7 +110,7 @@ def main(argv: list[str]) -> int:
                     times[workload, off].append(timed(argv, off))
                 latest = {v: times[workload, v][-1] for v in variants}
                 line = ", ".join(f"{v or 'all on'} {wall:.2f} s ({cpu:.2f} s cpu)" for v, (wall, cpu) in latest.items())
-                print(f"  round {number} {workload}: {line}  (load {os.getloadavg()[0]:.2f})", flush=True)
+                print(f"  round {number} {workload}: {line}  (load {load_average()})", flush=True)
     for workload in workloads:
         wall, cpu = (statistics.median(t[i] for t in times[workload, ""]) for i in (0, 1))
         print(f"{workload}: all on {wall:.2f} s, {cpu:.2f} s cpu (medians of {options['rounds']})")
@@ -116,7 +118,7 @@ def main(argv: list[str]) -> int:
             off_wall, off_cpu = (statistics.median(t[i] for t in times[workload, off]) for i in (0, 1))
             print(f"  {off + ' off':<22} {off_wall:6.2f} s  saves {100 * (off_wall - wall) / wall:+6.1f}%"
                   f"   {off_cpu:6.2f} s cpu  saves {100 * (off_cpu - cpu) / cpu:+6.1f}%")  # fmt: skip
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average after: {load_average()}")
     return 0
 
 

@@ -27,15 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from load_average import load_average  # noqa: E402  (this script's folder is on sys.path)
+
 from runner.records import read_attempts  # noqa: E402
 from runner.tracking.runs import PARENT_ENV, SWEEP_ENV  # noqa: E402
 from tests.cluster_servers import RayHead, TrackingServer  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402
-
-
-def loadavg() -> str:
-    """The 1, 5 and 15 minute load averages."""
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 def run_sweep(tmp: Path, overrides: list[str], env: dict | None = None) -> float:
@@ -79,7 +76,7 @@ def job_rows(sweep_dir: Path, uri: str) -> list[dict]:
 
 def bench_wall(extra: list[str]) -> None:
     print(f"== wall: 4-job sweep of task_set=seed10 on the embedded model {' '.join(extra)} "
-          f"(load average before: {loadavg()})")  # fmt: skip
+          f"(load average before: {load_average()})")  # fmt: skip
     sweeps = {"basic": [], "joblib": ["hydra/launcher=joblib", "hydra.launcher.n_jobs=4"]}
     results = {}
     for name, launcher in sweeps.items():
@@ -88,7 +85,7 @@ def bench_wall(extra: list[str]) -> None:
             overrides = ["seed=1,2,3,4", "task_set=seed10", f"tracking.uri=sqlite:///{tmp}/mlflow.db",
                          f"tracking.artifact_root={tmp}/artifacts", *extra, *launcher]  # fmt: skip
             wall = run_sweep(tmp, overrides)
-            results[name] = (wall, job_rows(tmp / "sweep", f"sqlite:///{tmp}/mlflow.db"), loadavg())
+            results[name] = (wall, job_rows(tmp / "sweep", f"sqlite:///{tmp}/mlflow.db"), load_average())
     for name, (wall, rows, load) in results.items():
         print(f"\n{name} launcher: sweep wall {wall:.1f} s (load average after: {load})")
         print(f"  {'job':<22} {'job wall s':>10} {'gen s':>8} {'test s':>7} {'tokens':>7} {'tok/s':>6} {'attempts':>8}")
@@ -132,7 +129,7 @@ def fast_job_overrides(model: FakeOpenAI) -> list[str]:
 def bench_server() -> None:
     from mlflow.tracking import MlflowClient
 
-    print(f"\n== server: PostgreSQL + mlflow server, 4-job joblib sweep (load average: {loadavg()})")
+    print(f"\n== server: PostgreSQL + mlflow server, 4-job joblib sweep (load average: {load_average()})")
     model = FakeOpenAI(models=("fake",)).start()
     try:
         with tempfile.TemporaryDirectory() as tmp, TrackingServer(Path(tmp) / "server") as server:
@@ -151,7 +148,7 @@ def bench_server() -> None:
 def bench_ray() -> None:
     from mlflow.tracking import MlflowClient
 
-    print(f"\n== ray: local Ray cluster, 2-job sweep through the Ray launcher (load average: {loadavg()})")
+    print(f"\n== ray: local Ray cluster, 2-job sweep through the Ray launcher (load average: {load_average()})")
     model = FakeOpenAI(models=("fake",)).start()
     try:
         with tempfile.TemporaryDirectory() as tmp, RayHead() as head:

@@ -33,6 +33,8 @@ import time
 from itertools import zip_longest
 from pathlib import Path
 
+from load_average import load_average  # this script's folder is on sys.path
+
 from runner.compose import compose_with_hydra
 from runner.generation.backends import GenerationOptions, make_backend
 from runner.job.run import run_job
@@ -177,7 +179,7 @@ def _print_round(number: int, figures: dict) -> None:
               f"{job['outside'] / job['in_job']:.1%} of it ({job['before_first']:.2f} s before the first, "
               f"{job['after_last']:.2f} s after the last); sandbox CPU beside generation "
               f"{job['sandbox_cpu_beside']:.2f} s; overhead over the replay {job['overhead']:.1%}")  # fmt: skip
-    print(f"  load average      {' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)
+    print(f"  load average      {load_average()}", flush=True)
 
 
 def main(argv: list[str]) -> None:

@@ -17,6 +17,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from load_average import load_average  # this script's folder is on sys.path
+
 from runner.repo.env import Environments
 from runner.repo.run_answer import judge_repo
 from runner.sandbox.workers.pool import Limits, WorkerPool
@@ -55,7 +57,7 @@ def main(argv: list[str]) -> None:
                     outcome = judge_repo(task, task.gold_patch, pool, envs).outcome
                     times.append(time.perf_counter() - started)
                 print(f"  judge {task.id:<28} median {statistics.median(times):.2f} s of {runs} ({outcome.value})")
-    print(f"load average: {open('/proc/loadavg').read().strip()}")
+    print(f"load average: {load_average()}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ Prints measured figures only; nothing here is asserted.
 
 from __future__ import annotations
 
-import os
 import statistics
 import subprocess
 import sys
@@ -14,6 +13,8 @@ import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+
+from load_average import load_average  # this script's folder is on sys.path
 
 from runner.judging.suite_module import build_suite_module, suite_file_name
 from runner.sandbox.workers.pool import Limits, SandboxJob, WorkerPool
@@ -59,13 +60,8 @@ def bench_pool(pool: WorkerPool, n: int, suites: tuple[str, ...]) -> None:
         f"warm pool, {WORKERS} workers, suites={'+'.join(suites)}: {n} candidates in {elapsed:.2f} s = "
         f"{n / elapsed:.1f} candidates/s ({n * len(suites) / elapsed:.1f} suite runs/s); "
         f"per suite run p50 {statistics.median(per_suite_ms):.1f} ms, p95 {percentile(per_suite_ms, 0.95):.1f} ms; "
-        f"passed {passed}/{n}; load {load()}"
+        f"passed {passed}/{n}; load {load_average()}"
     )
-
-
-def load() -> str:
-    """The three load averages (the machine is shared: every figure is printed beside them)."""
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def cold_one(i: int, suites: tuple[str, ...]) -> float:
@@ -90,14 +86,14 @@ def bench_cold(n: int, suites: tuple[str, ...]) -> None:
         f"cold `python -m pytest` per candidate, {WORKERS} in parallel, suites={'+'.join(suites)}: "
         f"{n} candidates in {elapsed:.2f} s = {n / elapsed:.1f} candidates/s; "
         f"per candidate p50 {1000 * statistics.median(times):.0f} ms, p95 {1000 * percentile(times, 0.95):.0f} ms; "
-        f"load {load()}"
+        f"load {load_average()}"
     )
 
 
 def main() -> None:
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 200
     cold_n = int(sys.argv[2]) if len(sys.argv) > 2 else 20
-    before, start = load(), time.perf_counter()
+    before, start = load_average(), time.perf_counter()
     with WorkerPool(workers=WORKERS, limits=Limits(hypothesis_examples=100)) as pool:
         print(f"pool start-up: {time.perf_counter() - start:.2f} s (load before {before}); isolation: {pool.isolation}")
         bench_pool(pool, 20, ("visible",))  # settle

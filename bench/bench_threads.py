@@ -17,7 +17,8 @@ import asyncio
 import multiprocessing
 import os
 import time
-from pathlib import Path
+
+from load_average import load_average  # this script's folder is on sys.path
 
 from runner.config import BackendConfig, ModelConfig
 from runner.generation.backends import GenerationOptions, make_backend
@@ -32,10 +33,6 @@ def _spin() -> None:
     os.nice(10)  # the sandbox children's priority (runner/sandbox/confine/isolation.py)
     while True:
         pass
-
-
-def _loadavg() -> str:
-    return " ".join(Path("/proc/loadavg").read_text().split()[:3])
 
 
 async def _tokens_per_s(backend, requests: int) -> float:
@@ -58,7 +55,7 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=4)
     parser.add_argument("--busy", type=int, default=1, help="busy children at nice 10 in the second case")
     args = parser.parse_args()
-    print(f"cores {cores}, load average before: {_loadavg()}")
+    print(f"cores {cores}, load average before: {load_average()}")
     for n in (int(x) for x in args.threads.split(",")):
         backend = make_backend(BackendConfig(name="llamacpp", n_threads=n), ModelConfig(name="m", id=args.model))
         alone = asyncio.run(_tokens_per_s(backend, args.requests))
@@ -75,7 +72,7 @@ def main() -> None:
         name = f"0 (auto: {backend.threads_in_use})" if n == 0 else str(n)
         asyncio.run(backend.aclose())
         print(f"n_threads={name}: {alone:6.1f} tokens/s alone, {beside:6.1f} tokens/s beside {args.busy} niced loop(s)")
-    print(f"load average after: {_loadavg()}")
+    print(f"load average after: {load_average()}")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -24,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from load_average import load_average  # this script's folder is on sys.path
 from omegaconf import OmegaConf
 
 from runner.config import Config
@@ -36,17 +36,12 @@ from runner.tracking.runs import JobRun
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _load() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
-
-
 def _default_job(tmp: Path) -> tuple[Path, float]:
     """Run the default job into tmp; its folder and wall time."""
     out = tmp / "default_job"
     command = [sys.executable, "-m", "runner", f"hydra.run.dir={out}", f"cache_dir={tmp}/cache",
                f"tracking.uri=sqlite:///{tmp}/job.db", f"tracking.artifact_root={tmp}/job_artifacts"]  # fmt: skip
-    print(f"running the default job ({_load()}) ...", flush=True)
+    print(f"running the default job (load average {load_average()}) ...", flush=True)
     start = time.perf_counter()
     job = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     wall = time.perf_counter() - start
@@ -105,7 +100,8 @@ def main(argv: list[str]) -> int:
                     traces_only.append(timings.get("traces_s", 0.0))
                 detail = f" (log_traces {timings.get('traces_s', 0.0):.3f} s)" if traces else ""
                 mode = "on " if traces else "off"
-                print(f"round {i + 1} traces={mode}: tracking step {seconds:.3f} s{detail}; {_load()}", flush=True)
+                step = f"tracking step {seconds:.3f} s{detail}"
+                print(f"round {i + 1} traces={mode}: {step}; load average {load_average()}", flush=True)
         cost = statistics.median(on) - statistics.median(off)
         print(f"median tracking step: {statistics.median(on):.3f} s with traces, {statistics.median(off):.3f} s "
               f"without; tracing costs {cost:.3f} s (log_traces alone {statistics.median(traces_only):.3f} s) = "

@@ -12,7 +12,7 @@ import pytest
 
 from runner.generation.backends import BackendError
 from runner.generation.backends.gguf import resolve_gguf
-from runner.generation.backends.hf_hub import parse_hub_id
+from runner.generation.backends.hf_hub import PROXY_VARIABLES, endpoint_refuses, parse_hub_id
 from tests.fake_hf_hub import FakeHub
 
 REPO_FILE = "Qwen/Tiny-GGUF/tiny-q4_k_m.gguf"
@@ -118,6 +118,17 @@ def test_unreachable_hub_stops_the_job_with_one_line_no_traceback(tmp_path):
     assert len(errors) == 1, output
     assert "qwen2.5-coder-0.5b-instruct-q4_k_m.gguf is not in the Hugging Face cache" in errors[0]
     assert "http://127.0.0.1:9 cannot be reached" in errors[0]
+
+
+def test_only_a_refused_port_or_an_unknown_host_is_final(hub, monkeypatch):
+    """Those two are said at once; behind a proxy nothing is dialled, so huggingface_hub decides (and retries)."""
+    for name in PROXY_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    assert endpoint_refuses("http://127.0.0.1:9")  # nothing listens on port 9
+    assert endpoint_refuses("http://no-such-host.invalid")  # .invalid never resolves (RFC 2606)
+    assert not endpoint_refuses(hub.url)
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")
+    assert not endpoint_refuses("http://127.0.0.1:9")
 
 
 @pytest.mark.slow

@@ -11,7 +11,9 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import socket
 import sys
+import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -62,6 +64,8 @@ def hub_gguf(model_id: str, sha256: str = "") -> Path:
     endpoint = (os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
     if not _offline():
         print(f"fetching {filename} from {endpoint}/{repo_id} into {cache} (first use)", file=sys.stderr)
+        if endpoint_refuses(endpoint):  # said now, not after huggingface_hub's retries (about 23 s)
+            raise BackendError("model_missing", _download_failure(model_id, endpoint, cache, ConnectionError()))
     try:
         with _quiet_hub_logging():
             path = Path(
@@ -87,6 +91,28 @@ def hub_gguf(model_id: str, sha256: str = "") -> Path:
                 "the download was deleted; check model.id and model.sha256 (or HF_ENDPOINT)",
             )
     return path
+
+
+PROXY_VARIABLES = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy")
+
+
+def endpoint_refuses(endpoint: str, timeout: float = 3.0) -> bool:
+    """True if the endpoint's host name does not resolve or its port refuses a connection: final answers.
+
+    A timeout or any other error is left to huggingface_hub's own retries, and behind a proxy (any of
+    PROXY_VARIABLES set) the endpoint is never dialled directly, so this says False.
+    """
+    if any(os.environ.get(name) for name in PROXY_VARIABLES):
+        return False
+    url = urllib.parse.urlsplit(endpoint)
+    try:
+        port = url.port or (443 if url.scheme == "https" else 80)
+        socket.create_connection((url.hostname, port), timeout=timeout).close()
+    except (ConnectionRefusedError, socket.gaierror):
+        return True
+    except (OSError, ValueError):
+        return False
+    return False
 
 
 @contextlib.contextmanager
