@@ -18,10 +18,10 @@ def _command(tmp: Path, run_dir: str) -> list[str]:
     return [
         sys.executable, "-m", "runner",
         "efficiency.enabled=false",  # measured apart (tests/test_efficiency_job.py): the resume stays as it was
-        "task_set.ids=[two_sum,is_palindrome,common_prefix]", "sampling.num_predict=160",
+        "task_set.ids=[two_sum,is_palindrome,common_prefix]", "sampling.num_predict=96",
         f"tracking.uri=sqlite:///{tmp}/mlflow.db", f"tracking.artifact_root={tmp}/artifacts",
         f"cache_dir={tmp}/cache", f"hydra.run.dir={tmp}/{run_dir}",
-        "backend.n_threads=1",  # a fixed thread count: free cores vary on a busy machine, and with them the cache key
+        "backend.n_threads=2",  # a fixed thread count: free cores vary on a busy machine, and with them the cache key
     ]  # fmt: skip
 
 
