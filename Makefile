@@ -22,7 +22,7 @@ demo: setup  ## the default experiment: seed-10 tasks on the embedded SmolLM2-13
 test: setup  ## lint, format check, the whole test suite
 	$(UV) run ruff check .
 	$(UV) run ruff format --check .
-	$(UV) run pytest
+	$(UV) run pytest --durations=15  # the slowest tests, so that a CI log says where its time went
 
 ui: setup  ## the MLflow UI on the local store
 	$(UV) run mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --default-artifact-root mlruns/artifacts --host 127.0.0.1 --port 5000
