@@ -8,11 +8,11 @@ MLflow tracking into a temporary store) twice, each job in a fresh process:
 Between the two, every request the cold job made is replayed against a fresh backend with nothing else
 running ("pure generation": the same messages and options, as many requests in flight as the job keeps,
 `backend.max_concurrency`). A job's time generating is the time at least one of its requests was in flight;
-what is left of its wall time is outside generation. A job's
-overhead is its wall time beyond that pure generation and the model's load (the backend's preflight,
-timed in the replay's process: the backend's cost rather than the harness's). Every process has loaded no
-model before (in one that had, every answer came out different and generation 1.6x slower); the script
-says how many answers differ from the cold job's. Rounds are medianed: the machine's speed drifts.
+what is left of its wall time is outside generation. A job's overhead is its wall time beyond that pure
+generation and the model's load (the backend's preflight, timed in the replay's process: the backend's cost
+rather than the harness's). Every process has loaded no model before (in one that had, every answer came
+out different and generation 1.6x slower); the script says how many answers differ from the cold job's.
+Rounds are medianed: the machine's speed drifts.
 
     uv run python bench/bench_overhead.py [rounds=N] [extra Hydra overrides ...]
 """
