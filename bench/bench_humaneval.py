@@ -38,8 +38,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from load_average import load_average  # this script's folder is on sys.path
 
+from runner.caches.content import Cache  # noqa: E402
 from runner.cli import Option, boolean, parse_args  # noqa: E402
 from runner.compose import compose_config  # noqa: E402
+from runner.judging.gold_check import with_reference_limits  # noqa: E402
 from runner.judging.samples import evaluate_samples, read_samples  # noqa: E402
 from runner.tasks.importers import humaneval_data_file, load_humaneval  # noqa: E402
 from runner.validation import typed_config  # noqa: E402
@@ -86,6 +88,8 @@ def run_ours(samples_file: Path, workers: int, gate_name: str, suites: tuple[str
         samples = read_samples(samples_file, tasks)
         pool.wait_ready()
         warm = time.perf_counter() - start
+        used = {s.task_id: tasks[s.task_id] for s in samples}  # each task's CPU limit scaled from its reference
+        tasks.update(with_reference_limits(used, pool, cfg.gate, Cache(cfg.cache_dir), 2 * workers)[0])
         verdicts = evaluate_samples(samples, tasks, pool, cfg.gate, threads=2 * workers, suites=suites)
     seconds = time.perf_counter() - start
     pairs = zip(samples, verdicts, strict=True)
