@@ -1,6 +1,7 @@
 """The sandbox's speed-ups that use CPython or pytest internals: used only on the versions they hold for."""
 
 import os
+import re
 import subprocess
 import sys
 import tomllib
@@ -48,7 +49,8 @@ def test_an_unknown_switch_is_one_line():
                           capture_output=True, text=True, check=False)  # fmt: skip
     assert done.returncode == 1
     assert done.stderr.strip() == (
-        f"{internals.ENV}: unknown name(s) ['typo']; choose from dict_versions, prepared_session, rewrite_cache"
+        f"{internals.ENV}: unknown name(s) ['typo']; "
+        "choose from dict_versions, prepared_session, rewrite_cache, direct_collection"
     )
 
 
@@ -65,3 +67,46 @@ def test_with_every_speed_up_off_the_verdicts_are_the_same(monkeypatch):
     assert [s.passed for s in good.suites.values()] == [True, True]
     assert [s.outcome.value for s in bad.suites.values()] == ["failed", "failed"]
     assert not any(s.passed for s in hostile.suites.values())
+
+
+COLLECTION_SUITES = {
+    "test_visible.py": "def test_f():\n    assert f() == 1\n",
+    "test_hidden.py": (
+        "@pytest.mark.parametrize('n', [1, 2])\ndef test_n(n):\n    assert f() == n\n\n"
+        "class TestF:\n    def test_in_class(self, tmp_path):\n        assert f() == 1\n\n"
+        "@pytest.mark.xfail(strict=True)\ndef test_xfail():\n    assert f() == 3\n"
+    ),
+    "test_broken.py": "import no_such_module_anywhere\n\ndef test_never():\n    pass\n",
+    "test_eager.py": "from candidate import f as eager\n\ndef test_eager():\n    assert eager() == 1\n",
+}
+"""Suites that exercise pytest's collection: an order of files, parametrized tests, a class and a fixture, a
+strict xfail, a module that fails to import, and one that imports the candidate while it is collected."""
+
+
+def _collection_results(monkeypatch, off: str, extra: dict[str, str]) -> list:
+    from runner.judging.suite_module import PREAMBLE
+
+    monkeypatch.setenv(internals.ENV, off)  # the workers read it at their start
+    preamble = PREAMBLE.format(hypothesis="", reference="") + "f, = _load_entry_points(('f',))\n\n"
+    suites = {name: preamble + body for name, body in COLLECTION_SUITES.items()}
+    order = tuple((name[5:-3], name) for name in COLLECTION_SUITES)
+    results = []
+    with WorkerPool(workers=1, limits=Limits(timeout_s=8.0, cpu_s=4.0)) as pool:
+        for candidate in ("def f():\n    return 1\n", "def f():\n    return 2\n", "def f(:\n"):
+            for group in (order, order[::-1], order[1:2]):
+                result = pool.run(SandboxJob({"candidate.py": candidate, **suites, **extra}, group))
+                results.append([(s.suite, s.outcome, s.tests, s.detail) for s in result.suites.values()])
+    return [re.sub(r"runner-slot0-\w+", "JOB", repr(r)) for r in results]  # each pool has its own job folder
+
+
+def test_direct_collection_gives_pytest_s_own_results(monkeypatch):
+    direct = _collection_results(monkeypatch, "", {})
+    assert direct == _collection_results(monkeypatch, "direct_collection", {})
+    assert len(set(direct)) == len(direct)  # the cases differ from each other, so equal lists say something
+
+
+def test_a_job_folder_that_is_a_package_is_collected_by_pytest_s_own_path(monkeypatch):
+    package = {"__init__.py": ""}
+    assert _collection_results(monkeypatch, "", package) == _collection_results(
+        monkeypatch, "direct_collection", package
+    )

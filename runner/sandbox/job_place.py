@@ -9,7 +9,7 @@ import tempfile
 from runner.sandbox.child import pytest_child
 from runner.sandbox.confine import isolation
 from runner.sandbox.confine.limits import Limits
-from runner.sandbox.speedups import internals
+from runner.sandbox.speedups import direct_collection, internals
 from runner.sandbox.speedups.rewrite_cache import RewriteCache
 
 
@@ -39,6 +39,8 @@ class JobPlace:
             self.prepared = pytest_child.prepare_session(self.test_dir, self.ini_path, self.scratch, limits)
             if internals.enabled("rewrite_cache"):
                 self.rewrites = RewriteCache(self.prepared.config)
+            if internals.enabled("direct_collection"):
+                direct_collection.install(self.prepared.session, self.test_dir)
 
     def clear(self) -> None:
         """Remove every job file and the working directory's contents."""

@@ -12,7 +12,10 @@ measured by bench/bench_internals.py), and each depends on versions pinned in py
   (runner.sandbox.child.pytest_child.prepare_session); without it each child runs `pytest.main` itself;
 - `rewrite_cache` (pytest 9.2, with `prepared_session`): the worker puts each suite file's rewritten
   pyc, cached across runs, into the job's `__pycache__` (runner.sandbox.speedups.rewrite_cache) instead of
-  every child rewriting the suite's asserts.
+  every child rewriting the suite's asserts;
+- `direct_collection` (pytest 9.2, with `prepared_session`): the child collects each suite file as a
+  module of the job directory's node, made once in the worker, instead of resolving it as a command-line
+  argument (runner.sandbox.speedups.direct_collection).
 
 On another version a speed-up is not used (the slower plain path runs instead) and a one-line
 warning says why. `RUNNER_BENCH_OFF=name,...` (read once, when this module is first imported; the
@@ -27,11 +30,12 @@ import sys
 import warnings
 
 ENV = "RUNNER_BENCH_OFF"
-NAMES = ("dict_versions", "prepared_session", "rewrite_cache")
+NAMES = ("dict_versions", "prepared_session", "rewrite_cache", "direct_collection")
 PYTHON_VERSIONS = ((3, 11), (3, 12), (3, 13))
 """The CPython versions whose object layout `dict_versions` was tested on (requires-python matches)."""
 PYTEST_SERIES = "9.2"
-"""The pytest series whose private functions `prepared_session` and `rewrite_cache` use (pinned in pyproject.toml)."""
+"""The pytest series whose private functions `prepared_session`, `rewrite_cache` and `direct_collection` use
+(pinned in pyproject.toml)."""
 OFF = frozenset(name.strip() for name in os.environ.get(ENV, "").split(",") if name.strip())
 if OFF - set(NAMES):
     raise SystemExit(f"{ENV}: unknown name(s) {sorted(OFF - set(NAMES))}; choose from {', '.join(NAMES)}")
