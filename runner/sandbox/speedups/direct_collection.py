@@ -2,11 +2,11 @@
 
 pytest's own collection (`Session.perform_collect`) resolves each argument to a path, collects the
 directory it is in (asking every plugin about every file there: the candidate, the reference, the
-guard) and then picks the argument's module out of it: about 2 of a HumanEval child's 16 ms. Suite files
-are always plain files in the job directory, whose path never changes, so the worker makes that
-directory's node once (`install`) and the child asks the plugins for each suite file's module under it,
-in the order given, then expands and reports the modules exactly as pytest does (`Session.genitems`,
-the `pytest_collection_modifyitems` and `pytest_collection_finish` hooks).
+guard) and then picks the argument's module out of it. Suite files are always plain files in the job
+directory, whose path never changes, so the worker makes that directory's node once (`install`) and the
+child asks the plugins for each suite file's module under it, in the order given, then expands and reports
+the modules exactly as pytest does (`Session.genitems`, the `pytest_collection_modifyitems` and
+`pytest_collection_finish` hooks). That saves 1.2 ms (8%) of a HumanEval child's time.
 
 A speed-up through pytest internals (`_pytest.main.Dir`, the session's collection fields): used only
 with the prepared session on the pinned pytest series, `direct_collection` in
@@ -31,7 +31,7 @@ def install(session: pytest.Session, test_dir: str) -> None:
 
     def perform_collect(args=None, genitems: bool = True):
         paths = [Path(arg) for arg in (session.config.args if args is None else args)]
-        if not genitems or os.path.exists(os.path.join(test_dir, "__init__.py")):
+        if not paths or not genitems or os.path.exists(os.path.join(test_dir, "__init__.py")):
             return own(args, genitems)
         if any(path.parent != directory.path for path in paths) or len(set(paths)) != len(paths):
             return own(args, genitems)
