@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.judging.suite_module import PREAMBLE
 from runner.sandbox.speedups import internals
 from runner.sandbox.workers.pool import Limits, SandboxJob, WorkerPool
 
@@ -84,8 +85,6 @@ strict xfail, a module that fails to import, and one that imports the candidate 
 
 
 def _collection_results(monkeypatch, off: str, extra: dict[str, str]) -> list:
-    from runner.judging.suite_module import PREAMBLE
-
     monkeypatch.setenv(internals.ENV, off)  # the workers read it at their start
     preamble = PREAMBLE.format(hypothesis="", reference="") + "f, = _load_entry_points(('f',))\n\n"
     suites = {name: preamble + body for name, body in COLLECTION_SUITES.items()}

@@ -5,8 +5,9 @@ directory it is in (asking every plugin about every file there: the candidate, t
 guard) and then picks the argument's module out of it. Suite files are always plain files in the job
 directory, whose path never changes, so the worker makes that directory's node once (`install`) and the
 child asks the plugins for each suite file's module under it, in the order given, then expands and reports
-the modules exactly as pytest does (`Session.genitems`, the `pytest_collection_modifyitems` and
-`pytest_collection_finish` hooks). That saves 1.2 ms (8%) of a HumanEval child's time.
+the modules as pytest does (`Session.genitems`, the `pytest_collection_modifyitems` and
+`pytest_collection_finish` hooks); only the session's and the directory's own collect reports, which never
+fail here, are not made. That saves 1.2 ms (8%) of a HumanEval child's time.
 
 A speed-up through pytest internals (`_pytest.main.Dir`, the session's collection fields): used only
 with the prepared session on the pinned pytest series, `direct_collection` in
