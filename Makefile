@@ -25,7 +25,7 @@ test: setup  ## lint, format check, the whole test suite
 	$(UV) run pytest --durations=15  # the slowest tests, so that a CI log says where its time went
 
 ui: setup  ## the MLflow UI on the local store
-	$(UV) run mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --default-artifact-root mlruns/artifacts --host 127.0.0.1 --port 5000
+	MLFLOW_SERVER_ENABLE_JOB_EXECUTION=false $(UV) run mlflow ui --backend-store-uri sqlite:///mlruns/mlflow.db --default-artifact-root mlruns/artifacts --host 127.0.0.1 --port 5000
 
 server: setup  ## a team MLflow server on PostgreSQL (HOST=0.0.0.0 for other nodes): tracking.uri=http://HOST:5000
 	$(UV) run python -m runner.server host=$(or $(HOST),127.0.0.1) port=$(or $(PORT),5000)

@@ -29,6 +29,9 @@ from tests.headless_chromium import BrowserUnavailable, Chromium
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = "```python\ndef is_palindrome(s):\n    t = [c.lower() for c in s if c.isalnum()]\n    return t == t[::-1]\n```"
 UI_START_S = 180.0
+UI_ENV = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+"""As `make ui` sets it: MLflow's job execution (GenAI evaluation jobs) starts eight more processes and leaves
+a folder in /dev/shm at every start; looking at runs and traces needs none of it."""
 
 
 def _job(server: FakeOpenAI, tmp: Path, name: str, ids: str) -> Path:
@@ -51,11 +54,11 @@ def _free_port() -> int:
 
 
 def _serve(store: str, port: int, log: Path) -> subprocess.Popen:
-    """`mlflow ui` on the store, one worker, in its own process group; once it answers."""
+    """`mlflow ui` on the store, one worker, in its own process group, as `make ui` runs it; once it answers."""
     ui = subprocess.Popen(
         [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", store, "--host", "127.0.0.1",
          "--port", str(port), "--workers", "1"],
-        stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True,
+        stdout=log.open("w"), stderr=subprocess.STDOUT, start_new_session=True, env=UI_ENV,
     )  # fmt: skip
     deadline = time.monotonic() + UI_START_S
     while time.monotonic() < deadline:
