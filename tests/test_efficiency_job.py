@@ -3,7 +3,9 @@ OpenAI-compatible server, and `runner.evaluate efficiency=true` on samples made 
 
 The server answers per model and task with known correct code: `lean` answers two_sum and is_palindrome as the
 references do; `slow` answers two_sum with a nested loop (quadratic where the reference is linear) and
-is_palindrome by rebuilding a string character by character. Both pass every suite; the measure (valgrind's
+is_palindrome by rebuilding a string character by character and comparing it so (linear, about 3 times the
+reference's instructions: a quadratic rebuild ran 0.9 s on the hidden suite's 180,000 characters, near its
+reference-scaled CPU limit, and timed out on a busy host). Both pass every suite; the measure (valgrind's
 instruction count in the sandbox, runner.efficiency.measure) tells them apart, and every surface shows it: the
 records, summary.md, summary.json, the MLflow run's metrics, the job's figure, `runner.report` and its paired
 comparison.
@@ -46,9 +48,12 @@ SLOW = {
         "        if ch.isalnum():\n"
         "            kept = kept + ch.lower()\n"
         "    backwards = ''\n"
-        "    for ch in kept:\n"
-        "        backwards = ch + backwards\n"
-        "    return kept == backwards\n"
+        "    for i in range(len(kept) - 1, -1, -1):\n"
+        "        backwards = backwards + kept[i]\n"
+        "    for i in range(len(kept)):\n"
+        "        if kept[i] != backwards[i]:\n"
+        "            return False\n"
+        "    return True\n"
     ),
 }
 
@@ -199,7 +204,8 @@ def test_evaluate_efficiency_true_measures_samples_made_elsewhere(jobs, tmp_path
     # The jobs' cache: the references' costs are reused; these samples (another budget) are measured anew.
     done = run([sys.executable, "-m", "runner.evaluate", f"samples={samples}", f"out={out}", "efficiency=true",
                 "task_set.ids=[two_sum,is_palindrome]", f"cache_dir={jobs['tmp']}/cache"])  # fmt: skip
-    assert "efficiency: measuring 2 passing sample(s)" in done.stderr
+    verdicts = [(line["task_id"], line["outcome"], line["detail"][:300]) for line in map(json.loads, out.open())]
+    assert "efficiency: measuring 2 passing sample(s)" in done.stderr, verdicts
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert lines[0]["efficiency"]["instructions_ratio"] == pytest.approx(1.0, abs=0.05)
     assert lines[1]["efficiency"]["instructions_ratio"] > 2  # string rebuilding: more work than the reference's
