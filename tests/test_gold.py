@@ -1,13 +1,14 @@
-"""Gold check statuses on small inline tasks, the CLI, and all 164 HumanEval references."""
+"""Gold check statuses on small inline tasks, the CLI, the per-task cache, and all 164 HumanEval references."""
 
 import json
 import time
 
 import pytest
 
+from runner.caches.content import Cache
 from runner.config import GateConfig
 from runner.gold import main
-from runner.judging.gold_check import classify, pip_name
+from runner.judging.gold_check import GoldResult, classify, gold_rows, pip_name
 from runner.kinds.base import Bench
 from runner.kinds.registry import check_references
 from runner.outcome import Outcome, SuiteResult, Verdict
@@ -114,3 +115,23 @@ def test_cli_writes_report_and_exit_code(tmp_path, capsys):
     ]
     assert all(0 < row["seconds"] < 60 for row in report)  # the reference's time, which scales its CPU limit
     assert "2/2 ok" in capsys.readouterr().out
+
+
+def test_gold_rows_are_cached_task_by_task_so_a_subset_runs_no_reference_again(tmp_path):
+    tasks = load_humaneval()[:3]
+    ids = [t.id for t in tasks]
+    checked = []
+
+    def check(ts: list[Task]) -> list[GoldResult]:
+        checked.append([t.id for t in ts])
+        return [GoldResult(t.id, "ok", seconds=0.5) for t in ts]
+
+    cache = Cache(tmp_path)
+    rows, cached = gold_rows(tasks[:2], cache, ("limits",), check)
+    assert (cached, checked, [r["task_id"] for r in rows]) == (0, [ids[:2]], ids[:2])
+    rows, cached = gold_rows(tasks[1:2], cache, ("limits",), check)  # a subset: a job's task_set.ids
+    assert (cached, len(checked), rows) == (1, 1, [{"task_id": ids[1], "status": "ok", "detail": "", "seconds": 0.5}])
+    rows, cached = gold_rows(tasks[::-1], cache, ("limits",), check)  # a superset, in another order
+    assert (cached, checked[-1], [r["task_id"] for r in rows]) == (2, [ids[2]], ids[::-1])
+    _, cached = gold_rows(tasks[:1], cache, ("other limits",), check)  # what the row depends on is in its key
+    assert (cached, checked[-1]) == (0, ids[:1])

@@ -203,7 +203,7 @@ def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits,
 
     rows, cached = gold_rows(tasks, cache, (asdict(limits), *config_keys(tasks, bench)), check)
     if cached:
-        phases.say(f"gold check: {len(rows)} tasks, result cached from an earlier job")
+        phases.say(f"gold check: {cached} of {len(rows)} tasks' results cached from an earlier job")
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
     bad = [r for r in rows if r["status"] != "ok"]
     phases.say(f"gold check: {len(rows) - len(bad)}/{len(rows)} references pass their own tests")

@@ -25,7 +25,7 @@ from runner.config import GateConfig, gate_off
 from runner.judging.judge import judge
 from runner.judging.reference_limits import cpu_limits, with_cpu_limit
 from runner.outcome import Outcome, Verdict
-from runner.tasks.model import Task, task_set_hash
+from runner.tasks.model import Task
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -48,8 +48,8 @@ _MISSING = re.compile(r"No module named '([\w.]+)'|module missing: ([\w.]+)")
 _IMPORT_ERROR = re.compile(r"\bImportError\b|cannot import name")
 
 
-GOLD_ROWS = "gold rows: task_id, status, detail, seconds"
-"""What a cached gold-check row holds; part of its cache key, so rows of an older shape are made again."""
+GOLD_ROWS = "gold row of one task: task_id, status, detail, seconds"
+"""What a cached gold-check entry holds; part of its cache key, so entries of an older shape are made again."""
 
 
 @dataclass(frozen=True)
@@ -112,14 +112,20 @@ def classify(task_id: str, verdict: Verdict) -> GoldResult:
 
 
 def gold_rows(tasks: list, cache: Cache, key_parts: tuple, check: Callable[[list], list[GoldResult]]):
-    """The gold check's rows (task_id, status, detail, seconds) for `tasks`: cached under the harness, the tasks'
-    content and `key_parts` (limits, gate, ...), else made by `check(tasks)` and cached; and whether cached."""
-    key = content_key(harness_fingerprint(), task_set_hash(tasks), *key_parts, GOLD_ROWS)
-    rows = cache.get("gold", key)
-    if rows is not None:
-        return rows, True
-    rows = [{"task_id": r.task_id, "status": r.status, "detail": r.detail, "seconds": r.seconds} for r in check(tasks)]
-    return cache.put("gold", key, rows), False
+    """The gold check's rows (task_id, status, detail, seconds) for `tasks`, in their order; and how many came
+    from the cache. Each task's row is cached on its own, under the harness, the task's content and `key_parts`
+    (limits, gate, ...), so any subset of a checked set (a job's `task_set.ids`, a samples file covering some
+    tasks) reuses it; `check` runs on the tasks without one."""
+    fingerprint = harness_fingerprint()
+    keys = [content_key(fingerprint, task.content_hash(), *key_parts, GOLD_ROWS) for task in tasks]
+    rows = [cache.get("gold", key) for key in keys]
+    missing = [i for i, row in enumerate(rows) if row is None]
+    if missing:
+        made = check([tasks[i] for i in missing])
+        for i, r in zip(missing, made, strict=True):
+            row = {"task_id": r.task_id, "status": r.status, "detail": r.detail, "seconds": r.seconds}
+            rows[i] = cache.put("gold", keys[i], row)
+    return rows, len(tasks) - len(missing)
 
 
 def check_each(tasks: Sequence[T], check: Callable[[T], R], threads: int = 4) -> list[R]:
