@@ -74,3 +74,23 @@ def test_the_gold_check_runs_again_after_a_harness_change(harness_copy, tmp_path
     _edit(harness_copy / "sandbox" / "workers" / "pool.py")
     job._gold_gate(cfg, [TASK], None, Limits(), cache, tmp_path)
     assert runs == [1, 1]
+
+
+def test_a_jobs_gold_rows_are_reused_by_a_subset_of_a_mixed_set(tmp_path, monkeypatch):
+    from runner.job import run as job
+    from runner.judging.gold_check import GoldResult
+    from runner.kinds.function import FunctionKind
+    from runner.kinds.repo import RepoKind
+    from runner.sandbox.confine.limits import Limits
+    from runner.tasks.repo_task import RepoTask
+
+    repo_task = RepoTask(id="fix", problem_statement="Fix it.", shown_files=(), fail_to_pass=("tests/t.py::a",),
+                         pass_to_pass=(), files={"tests/t.py": b""}, gold_patch="")  # fmt: skip
+    runs = []  # each task's row is keyed by its own kind's config, not by the kinds the whole set holds
+    for kind in (FunctionKind, RepoKind):
+        monkeypatch.setattr(kind, "gold", lambda self, task, bench: runs.append(task.id) or GoldResult(task.id, "ok"))
+    cfg, cache = typed_test_config(["gold.enabled=true"]), Cache(tmp_path / "cache")
+    job._gold_gate(cfg, [TASK, repo_task], None, Limits(), cache, tmp_path)
+    job._gold_gate(cfg, [TASK], None, Limits(), cache, tmp_path)
+    job._gold_gate(cfg, [repo_task], None, Limits(), cache, tmp_path)
+    assert runs == ["add", "fix"]

@@ -193,7 +193,6 @@ def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits,
     if not cfg.gold.enabled:
         return []
     from runner.judging.gold_check import gold_rows
-    from runner.kinds.registry import config_keys
 
     bench = Bench(pool, cfg.gate, cfg.repo, envs)  # the task set's own gate (profile and mode) and repo settings
     phases = phases or Phases(enabled=False)
@@ -201,7 +200,7 @@ def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits,
     def check(tasks: list) -> list:  # task by task, 4 at a time, to count them done
         return gold_with_progress(tasks, lambda t: kind_of(t).gold(t, bench), phases)
 
-    rows, cached = gold_rows(tasks, cache, (asdict(limits), *config_keys(tasks, bench)), check)
+    rows, cached = gold_rows(tasks, cache, (asdict(limits),), check, lambda task: kind_of(task).config_key(bench))
     if cached:
         phases.say(f"gold check: {cached} of {len(rows)} tasks' results cached from an earlier job")
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))

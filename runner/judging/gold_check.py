@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from runner.caches.content import Cache, content_key
 from runner.caches.fingerprint import harness_fingerprint
@@ -111,13 +111,15 @@ def classify(task_id: str, verdict: Verdict) -> GoldResult:
     return GoldResult(task_id, verdict.outcome.value, verdict.detail)
 
 
-def gold_rows(tasks: list, cache: Cache, key_parts: tuple, check: Callable[[list], list[GoldResult]]):
+def gold_rows(tasks: list, cache: Cache, key_parts: tuple, check: Callable[[list], list[GoldResult]],
+              task_key: Callable[[Any], Any] = lambda task: None):  # fmt: skip
     """The gold check's rows (task_id, status, detail, seconds) for `tasks`, in their order; and how many came
-    from the cache. Each task's row is cached on its own, under the harness, the task's content and `key_parts`
-    (limits, gate, ...), so any subset of a checked set (a job's `task_set.ids`, a samples file covering some
-    tasks) reuses it; `check` runs on the tasks without one."""
+    from the cache. Each task's row is cached on its own, under the harness, the task's content, `key_parts`
+    (limits, gate, ...) and `task_key(task)` (what else of the config decides that task's row: its kind's part),
+    so any subset of a checked set (a job's `task_set.ids`, a samples file covering some tasks) reuses it;
+    `check` runs on the tasks without one."""
     fingerprint = harness_fingerprint()
-    keys = [content_key(fingerprint, task.content_hash(), *key_parts, GOLD_ROWS) for task in tasks]
+    keys = [content_key(fingerprint, task.content_hash(), *key_parts, task_key(task), GOLD_ROWS) for task in tasks]
     rows = [cache.get("gold", key) for key in keys]
     missing = [i for i, row in enumerate(rows) if row is None]
     if missing:

@@ -29,9 +29,3 @@ def self_contained(tasks: list) -> list:
 def check_references(tasks: list, bench: Bench, threads: int = 4) -> list[GoldResult]:
     """Every task's gold check by its kind, `threads` at a time; results in task order."""
     return check_each(tasks, lambda task: kind_of(task).gold(task, bench), threads)
-
-
-def config_keys(tasks: list, bench: Bench) -> list[dict]:
-    """What of the config decides the verdicts of `tasks`: each kind's part, once per kind present, by name."""
-    present = sorted({kind_of(task).name for task in tasks})
-    return [KINDS[name].config_key(bench) for name in present]
