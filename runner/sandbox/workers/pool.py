@@ -10,7 +10,6 @@ force is part of every result.
 
 from __future__ import annotations
 
-import queue
 import select
 import subprocess
 import threading
@@ -23,6 +22,7 @@ from runner.sandbox.confine.limits import Limits
 from runner.sandbox.cost_job import CostRun, CostRunResult
 from runner.sandbox.repo_job import RepoRun, RepoRunResult
 from runner.sandbox.sandbox_job import SandboxJob
+from runner.sandbox.workers.handoff import Handoff
 from runner.sandbox.workers.pool_worker import PoolWorker, WorkerDied, start_zygote
 from runner.sandbox.workers.zygote import EarlyZygote
 
@@ -79,7 +79,7 @@ class WorkerPool:
         self._start_lock = threading.Lock()
         zygote, self._all = start_zygote(limits, workers, zygote)
         self._zygotes = [zygote]
-        self._idle: queue.Queue[PoolWorker | None] = queue.Queue()  # None: the pool is closed
+        self._idle: Handoff[PoolWorker | None] = Handoff()  # first come, first served; None: the pool is closed
         self._busy: set[PoolWorker] = set()  # workers a `_call` owns: it, not `close`, closes their pipes
         self._closed = False
         self._isolation: dict[str, bool] | None = None
