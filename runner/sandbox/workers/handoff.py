@@ -4,7 +4,7 @@ A `queue.Queue` of idle workers is not fair: when a worker is put back, the wait
 run before it can take it, and a caller that was not waiting (the thread that has just put it back and
 asks again with its next job) usually takes it first. With more callers than workers, a caller could then
 wait until every later job had run: the slowest tasks, sent first on purpose, finished last (HumanEval+'s
-/59 and /130 waited from the start to the end of the run, 1.2-1.6 s after every other sample). Here a
+/59 and /130 waited from the start and finished 1.1-1.6 s after every other sample). Here a
 worker put back goes straight to the oldest waiter.
 """
 
