@@ -18,12 +18,22 @@ def _wait_for_waiters(queue: Handoff, count: int) -> None:
         time.sleep(0.001)
 
 
+def _get_within(queue: Handoff, seconds: float = 5):
+    """`queue.get()` in a daemon thread: a broken queue fails the test instead of hanging the run."""
+    got = []
+    thread = threading.Thread(target=lambda: got.append(queue.get()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert got, f"get() found no item within {seconds} s"
+    return got[0]
+
+
 def test_a_worker_put_back_goes_to_the_oldest_waiter_not_to_the_caller_that_asks_again():
     queue: Handoff[str] = Handoff()
     queue.put("worker")
     held = queue.get()
     got: list[tuple[str, str]] = []
-    waiter = threading.Thread(target=lambda: got.append(("waiter", queue.get())))
+    waiter = threading.Thread(target=lambda: got.append(("waiter", queue.get())), daemon=True)
     waiter.start()
     _wait_for_waiters(queue, 1)
 
@@ -31,7 +41,7 @@ def test_a_worker_put_back_goes_to_the_oldest_waiter_not_to_the_caller_that_asks
         queue.put(held)
         got.append(("releaser", queue.get()))
 
-    releaser = threading.Thread(target=put_back_and_ask_again)
+    releaser = threading.Thread(target=put_back_and_ask_again, daemon=True)
     releaser.start()
     waiter.join(5)
     assert got == [("waiter", "worker")]  # a queue.Queue gives it to the releaser: it asks while the waiter sleeps
@@ -45,7 +55,7 @@ def test_waiters_are_served_in_the_order_they_began_to_wait():
     got: dict[str, int] = {}
     threads = []
     for name in "abc":
-        thread = threading.Thread(target=lambda name=name: got.update({name: queue.get()}))
+        thread = threading.Thread(target=lambda name=name: got.update({name: queue.get()}), daemon=True)
         thread.start()
         threads.append(thread)
         _wait_for_waiters(queue, len(threads))
@@ -91,4 +101,4 @@ def test_an_interrupted_caller_leaves_no_worker_behind_and_no_waiter(monkeypatch
     monkeypatch.undo()
     if not handed_first:
         queue.put("worker")
-    assert queue.get() == "worker"  # the worker handed to the interrupted caller is free again
+    assert _get_within(queue) == "worker"  # the worker handed to the interrupted caller is free again
