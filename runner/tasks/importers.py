@@ -3,14 +3,17 @@
 
 Suites, per task:
 - `visible`: the examples of the prompt's docstring turned into one test each (`>>> f(x)` + output,
-  or `f(x) == y` / `f(x) ➞ y` / `f(x) should return y` lines). Absent when no example parses; such
-  tasks carry the tag `no-visible-examples`.
-- `hidden`: the benchmark's own test (HumanEval `check(candidate)`, MBPP+ `assertion` lines, MBPP
-  `test_list`; HumanEval+ Mini, whose file has no tests, takes HumanEval's own `check`).
+  or `f(x) == y` / `f(x) ➞ y` / `f(x) should return y` lines); for MBPP+, the arguments of the prompt's
+  assert example against the reference's output, judged like the plus inputs. Absent when no example
+  parses; such tasks carry the tag `no-visible-examples`.
+- `hidden`: the benchmark's own test (HumanEval `check(candidate)`, MBPP `test_list`; HumanEval+ Mini,
+  whose file has no tests, takes HumanEval's own `check`); for MBPP+, EvalPlus's base inputs (`base_input`)
+  judged like the plus inputs.
 - `properties` (HumanEval+ and MBPP+ only): every `plus_input` against the expected output computed
   once from the reference (tasks.plus_oracle), within a per-input time limit scaled from the
-  reference's own time, comparing like EvalPlus (exact, or within `atol` / 1e-6 for floats;
-  `find_zero` is judged by the polynomial's value at the returned root).
+  reference's own time, judged by EvalPlus 0.3.1's rules (tasks.evalplus_rules: exact, or within `atol` /
+  1e-6 for floats, its loose comparisons and special oracles; `find_zero` by the polynomial's value at the
+  returned root).
 Functions of the prompt that a test calls (e.g. HumanEval/32's `poly`) come from the trusted reference.
 """
 
@@ -28,8 +31,9 @@ from pathlib import Path
 from runner.syntax_tree import parse_tree
 from runner.tasks import plus_oracle
 from runner.tasks.datasets import locate
+from runner.tasks.evalplus_rules import evalplus_rule
 from runner.tasks.model import Task
-from runner.tasks.plus_suites import mbpp_comparison, mbpp_input_conversion, with_plus_data
+from runner.tasks.plus_suites import mbpp_input_conversion, with_plus_data
 
 Selection = Callable[[list[Task]], list[Task]]
 """Which of a file's tasks to keep (applied before expected outputs are computed)."""
@@ -165,9 +169,11 @@ def _check_suite(prompt: str, entry_point: str, test: str) -> str:
     return f"{helpers}{test.strip()}\n\n\ndef test_check():\n    check({entry_point})\n"
 
 
-def _task(task_id: str, entry_point: str, prompt: str, reference: str, suites: dict, source: str) -> Task:
+def _task(task_id: str, entry_point: str, prompt: str, reference: str, suites: dict, source: str,
+          tabled: tuple[str, ...] = ()) -> Task:  # fmt: skip
+    """The task; `tabled` names the suites with_plus_data writes later (from tables of inputs)."""
     suites = {name: text for name, text in suites.items() if text.strip()}
-    tags = () if "visible" in suites else (NO_VISIBLE_TAG,)
+    tags = () if "visible" in suites or "visible" in tabled else (NO_VISIBLE_TAG,)
     signature = _signature(reference, entry_point)
     return Task(task_id, entry_point, prompt, reference, suites, signature=signature, tags=tags, source=source)
 
@@ -219,8 +225,9 @@ def load_humanevalplus(path: str = "", set_name: str = "humanevalplus", select: 
         }
         tasks.append(_task(row["task_id"], ep, prompt, prompt + row["canonical_solution"], suites, str(file)))
         if row["plus_input"]:
-            request = plus_oracle.OracleRequest(tasks[-1].reference, ep, row["plus_input"], atol=row["atol"])
-            plus[row["task_id"]] = request
+            rule = evalplus_rule("humaneval", ep)
+            request = plus_oracle.OracleRequest(tasks[-1].reference, ep, row["plus_input"], "args", rule, row["atol"])
+            plus[row["task_id"]] = {"properties": request}
     return with_plus_data(select(tasks), plus, cache_dir)
 
 
@@ -229,29 +236,62 @@ def _assert_tests(lines: list[str], prefix: str) -> str:
     return "\n\n".join(f"def test_{prefix}_{n}():\n    {a}\n" for n, a in enumerate(asserts, start=1))
 
 
+def example_arguments(prompt: str, entry_point: str) -> list[list] | None:
+    """The arguments of every call of `entry_point` in the prompt's assert lines (MBPP+ shows one example), or
+    None when a line calls it other than once or with arguments that are not literals."""
+    found = []
+    for line in prompt.splitlines():
+        if not line.strip().startswith("assert "):
+            continue
+        tree = _parse_quietly(line.strip())
+        calls = (
+            []
+            if tree is None
+            else [
+                node
+                for node in ast.walk(tree)
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == entry_point
+            ]
+        )
+        if len(calls) != 1 or calls[0].keywords:
+            return None
+        try:
+            found.append([ast.literal_eval(arg) for arg in calls[0].args])
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            return None
+    return found or None
+
+
 def load_mbppplus(path: str = "", select: Selection = _every_task,
                   cache_dir: str | Path = plus_oracle.DEFAULT_CACHE) -> list[Task]:  # fmt: skip
-    """MBPP+ (EvalPlus): visible = the prompt's assert example, hidden = `assertion`, properties = plus inputs.
+    """MBPP+ (EvalPlus): visible = the prompt's assert example, hidden = `base_input`, properties = `plus_input`.
 
-    Plus inputs get EvalPlus's per-task argument types back (tuples, sets, complex: MBPP_INPUT_TYPES),
-    and outputs are compared as EvalPlus compares them (MBPP_COMPARISONS). Expected outputs are
-    computed (or read from `cache_dir`) only for the tasks `select` keeps.
+    Every suite is judged as EvalPlus judges MBPP+ (tasks.evalplus_rules): the reference's output on each
+    input (base, plus, and the arguments of the prompt's example) is the expected output, compared by the
+    task's rule within per-input time limits. Plus and base inputs get EvalPlus's per-task argument types back
+    (tuples, sets, complex: MBPP_INPUT_TYPES). A prompt whose example does not call the entry point with
+    literal arguments keeps its assert line as the visible test. Expected outputs are computed (or read from
+    `cache_dir`) only for the tasks `select` keeps.
     """
     file = locate("mbppplus", path)
-    tasks, plus = [], {}
+    tasks, tables = [], {}
     for row in _read_jsonl_gz(file):
-        ep = row["entry_point"]
+        ep, reference = row["entry_point"], row["canonical_solution"]
+        examples = example_arguments(row["prompt"], ep)
         suites = {
-            "visible": _assert_tests(row["prompt"].splitlines(), "example"),
-            "hidden": _assert_tests(row["assertion"].splitlines(), "assertion"),
-            "properties": "",  # with_plus_data writes it, for the table of expected outputs
+            "visible": "" if examples else _assert_tests(row["prompt"].splitlines(), "example"),
+            "hidden": "",  # with_plus_data writes these, for the tables of expected outputs
+            "properties": "",
         }
-        tasks.append(_task(row["task_id"], ep, row["prompt"], row["canonical_solution"], suites, str(file)))
-        if row["plus_input"]:
-            convert, compare = mbpp_input_conversion(row["task_id"]), mbpp_comparison(ep)
-            plus[row["task_id"]] = plus_oracle.OracleRequest(row["canonical_solution"], ep, row["plus_input"],
-                                                             convert, compare, row["atol"])  # fmt: skip
-    return with_plus_data(select(tasks), plus, cache_dir)
+        convert, rule = mbpp_input_conversion(row["task_id"]), evalplus_rule("mbpp", ep)
+        requests = {"visible": plus_oracle.OracleRequest(reference, ep, examples or [], "args", rule, row["atol"])}
+        for suite, field in (("hidden", "base_input"), ("properties", "plus_input")):
+            requests[suite] = plus_oracle.OracleRequest(reference, ep, row[field], convert, rule, row["atol"])
+        tables[row["task_id"]] = {suite: request for suite, request in requests.items() if request.inputs}
+        tasks.append(
+            _task(row["task_id"], ep, row["prompt"], reference, suites, str(file), tuple(tables[row["task_id"]]))
+        )
+    return with_plus_data(select(tasks), tables, cache_dir)
 
 
 def dataset_files(set_name: str, path: str = "") -> list[Path]:

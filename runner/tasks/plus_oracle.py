@@ -27,7 +27,7 @@ from pathlib import Path
 from runner.caches.content import Cache, content_key
 from runner.suites.candidate_guard import digest_atom, digest_pickle
 
-ORACLE_VERSION = "3"
+ORACLE_VERSION = "4"
 """Bump when what `compute` stores changes: it invalidates every cached table."""
 TIME_LIMIT_FACTOR = 4.0
 MIN_TIME_LIMIT_S = 1.0
@@ -50,11 +50,12 @@ class OracleRequest:
     inputs: list
     convert: str = "args"
     compare: str = "equal"
+    """The task's rule (tasks.evalplus_rules): "not_none" stores whether the output is not None, "root" none."""
     atol: float = 0.0
 
     def key(self) -> str:
-        """Content hash of everything the table depends on."""
-        return content_key("plus_oracle", ORACLE_VERSION, self.reference, self.entry_point, self.inputs,
+        """Content hash of everything the table depends on (the inputs by repr: a tuple is not a list)."""
+        return content_key("plus_oracle", ORACLE_VERSION, self.reference, self.entry_point, repr(self.inputs),
                            self.convert, self.compare, self.atol, TIME_LIMIT_FACTOR, MIN_TIME_LIMIT_S)  # fmt: skip
 
 
@@ -101,7 +102,7 @@ def compute(request: OracleRequest) -> tuple[bytes, float]:
         total += seconds
         if request.compare == "not_none" and ok:
             output = output is not None  # e.g. a `re.Match`, which cannot be pickled
-        if request.entry_point == "find_zero":
+        if request.compare == "root":
             output = None  # judged by the polynomial's value at the candidate's root instead
         limit = max(MIN_TIME_LIMIT_S, TIME_LIMIT_FACTOR * seconds)
         expected = pickle.dumps((ok, output), protocol=5)
@@ -118,10 +119,10 @@ def _digest(request: OracleRequest, output) -> str | tuple[str] | bytes:
     (HumanEval/130's lists of a million numbers: 0.1 s each); else b"" (the suite computes it).
 
     No pickle digest for an output unequal to its own unpickled copy (a NaN inside), or for a comparison
-    that is not by value (`not_none`) or not of the output (`find_zero`)."""
+    that is not by value (`not_none`) or not of the output (`root`)."""
     if request.compare == "equal" and request.atol == 0 and type(output) in (str, bytes, int):
         return digest_atom(output)
-    if request.compare == "not_none" or request.entry_point == "find_zero":
+    if request.compare in ("not_none", "root"):
         return b""
     digest = digest_pickle(output)
     if digest is None or pickle.loads(pickle.dumps(output, protocol=5)) != output:

@@ -1,17 +1,22 @@
-"""The EvalPlus `properties` suite: every plus input against its expected output, like EvalPlus.
+"""The suites of EvalPlus tasks built from tables of inputs: every input against its expected output, as EvalPlus.
 
-The suite's source is small; the inputs, expected outputs and per-input limits travel as a data file
-(plus_oracle.DATA_FILE) that the suite reads before the candidate runs. MBPP+ inputs get EvalPlus's
-argument types back and its loose comparisons (MBPP_INPUT_TYPES, MBPP_COMPARISONS).
+The `properties` suite holds EvalPlus's plus inputs; for MBPP+ the `hidden` suite holds its base inputs and the
+`visible` suite the prompt's own example (TABLE_SUITES). A suite's source is small; the inputs, expected
+outputs and per-input limits travel as a data file that the suite reads before the candidate runs. MBPP+
+inputs get EvalPlus's argument types back (MBPP_INPUT_TYPES); every output is judged by EvalPlus's rules
+(runner/suites/evalplus_match.py, with the table of which task takes which rule in tasks.evalplus_rules).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 from pathlib import Path
 
 from runner.outcome import CPU_WAIT_MARKER, STARVED_SHARE
+from runner.suites import evalplus_match
 from runner.tasks import plus_oracle
+from runner.tasks.evalplus_rules import DEFAULT_RULE, needs_arguments
 from runner.tasks.model import Task
 from runner.tasks.plus_oracle import DATA_FILE, suite_time_s
 
@@ -25,11 +30,11 @@ import time as _time
 from candidate_guard import digest_atom as _digest, digest_pickle as _digest_pickle
 
 _ATOL = {atol!r}
-_COMPARE = {compare!r}
+_RULE = {rule!r}
 _loads, _clock, _setitimer, _TIMER = _pickle.loads, _time.perf_counter, _signal.setitimer, _signal.ITIMER_REAL
 _type = type
 with open(_os.path.join(_os.path.dirname(__file__), {data_file!r}), "rb") as _handle:
-    _PLUS = _loads(_handle.read())  # read at collection, before the candidate runs; immutable (tuples, bytes)
+    _ROWS = _loads(_handle.read())  # read at collection, before the candidate runs; immutable (tuples, bytes)
 
 
 class PlusInputTimeout(Exception):
@@ -53,36 +58,7 @@ def _alarm(signum, frame):
     raise PlusInputTimeout("over the input's time limit")
 
 
-def _floats(value):
-    if isinstance(value, float):
-        return True
-    return isinstance(value, list | tuple) and len(value) > 0 and all(isinstance(v, float) for v in value)
-
-
-def _close(got, want, tol):
-    if isinstance(want, list | tuple):
-        return type(got) is type(want) and len(got) == len(want) and all(
-            _close(g, w, tol) for g, w in zip(got, want)
-        )
-    if isinstance(want, bool) or not isinstance(want, int | float):
-        return got == want
-    if not isinstance(got, int | float) or isinstance(got, bool):
-        return False
-    if math.isnan(want):
-        return math.isnan(got)
-    return abs(got - want) <= tol + 1e-7 * abs(want)
-
-
-def _same(got, want):
-    if _COMPARE == "not_none":
-        return (got is None) == (not want)
-    if _COMPARE == "set":
-        return set(got) == set(want)
-    if got == want:
-        return True
-    tol = _ATOL if _ATOL else (1e-6 if _floats(want) else 0)
-    return tol != 0 and type(got) is type(want) and _close(got, want, tol)
-
+{match}
 
 def _brief(value, size=200):
     try:
@@ -96,11 +72,12 @@ def _shown(args):
     return _brief(_loads(args))
 
 
-def test_plus_inputs():
+def {test_name}():
     previous = _signal.signal(_signal.SIGALRM, _alarm)
     waited = _cpu_wait()
+    tol = _ATOL
     try:
-        for index, (args, expected, limit) in enumerate(_PLUS):
+        for index, (args, expected, limit) in enumerate(_ROWS):
             _setitimer(_TIMER, limit)
             start, (cpu, sleeps) = _clock(), _usage()
             try:
@@ -113,7 +90,7 @@ def test_plus_inputs():
             if seconds > limit:
                 now, slept = _usage()
                 used = now - cpu
-                message = f"plus input #{{index}} {{_shown(args)}}: over its {{limit:.2f}} s limit"
+                message = f"{label} #{{index}} {{_shown(args)}}: over its {{limit:.2f}} s limit"
                 message += f" ({{seconds:.2f}} s, {{used:.2f}} s of CPU)"
                 waited = _cpu_wait() - waited  # in the run queue since the test started: one read per test
                 if slept == sleeps and seconds - used >= {starved_share!r} * limit:
@@ -126,14 +103,15 @@ def test_plus_inputs():
         _signal.signal(_signal.SIGALRM, previous)
 """
 
-_CHECK_EQUAL = """\
+_CHECK = """\
             if _type(expected) is str:  # too large to store: compared by digest, exactly
-                assert _digest(got) == expected, (f"plus input #{{index}} {{_shown(args)}}: by digest, got "
+                assert _digest(got) == expected, (f"{label} #{{index}} {{_shown(args)}}: by digest, got "
                                                   f"{{_brief(got, 80)}}, not the output expected (too large to store)")
                 continue
 {load}
-            assert ok, f"plus input #{{index}} {{_shown(args)}}: the canonical solution raised {{want}}"
-            assert _same(got, want), f"plus input #{{index}} {{_shown(args)}}: got {{got!r}}, expected {{want!r}}"
+            assert ok, f"{label} #{{index}} {{_shown(args)}}: the canonical solution raised {{want}}"
+            passed, tol = _evalplus_match(_RULE, got, want, {arguments}, tol)
+            assert passed, f"{label} #{{index}} {{_shown(args)}}: got {{got!r}}, expected {{want!r}}{how}"
 """
 _LOAD = "            ok, want = _loads(expected)"
 _LOAD_OR_COMPUTE = """\
@@ -143,12 +121,30 @@ _LOAD_OR_COMPUTE = """\
                 ok, want = _loads(expected)
             else:  # too large to store, and not matched by its pickle: the reference computes it here
                 ok, want = True, reference.{entry_point}(*_loads(args))"""
+_HOW = {
+    "not_none": " (as whether the output is not None; a bool output compared exactly)",
+    "set": " (as sets)",
+    "root": " (`expected` unused: poly(xs, output) must be within the task's atol of 0)",
+}
+"""What a failure message adds for a rule that does not compare the output with the expected one exactly."""
 
-_CHECK_ROOT = """\
-            value = reference.poly(*_loads(args), got)
-            message = f"plus input #{{index}} {{_shown(args)}}: poly(xs, {{got!r}}) = {{value}}"
-            assert abs(value) <= (_ATOL or 1e-6), message
-"""
+
+@dataclasses.dataclass(frozen=True)
+class SuiteTable:
+    """One suite built from a table of inputs: its data file, what its failures call an input, its test's name."""
+
+    data_file: str
+    label: str
+    test_name: str
+
+
+TABLE_SUITES = {
+    "properties": SuiteTable(DATA_FILE, "plus input", "test_plus_inputs"),
+    "hidden": SuiteTable("base_inputs.pkl", "base input", "test_base_inputs"),
+    "visible": SuiteTable("example_inputs.pkl", "example", "test_examples"),
+}
+"""The suites an EvalPlus task may build from a table (tasks.plus_oracle): EvalPlus's plus inputs, its base
+inputs (MBPP+), and the prompt's own examples (MBPP+), each judged by the task's rule (tasks.evalplus_rules)."""
 
 
 MBPP_INPUT_TYPES = {
@@ -171,54 +167,58 @@ them back into the types the task takes before calling anything. Each entry: the
 that rebuilds one input's argument list `args`, and the MBPP task numbers it applies to."""
 
 
-MBPP_COMPARISONS = {
-    "not_none": ("check_str", "text_match_three", "text_starta_endb"),
-    "set": ("similar_elements", "find_char_long", "common_in_nested_lists", "extract_singly", "larg_nnum",
-            "intersection_array", "find_dissimilar", "Diff"),
-}  # fmt: skip
-"""MBPP+ entry points whose outputs EvalPlus compares loosely: by whether they are None (regex matches)
-or as sets (the order of the elements is not specified)."""
-
-
-def mbpp_comparison(entry_point: str) -> str:
-    """How outputs of this MBPP+ entry point are compared: "equal", "not_none" or "set"."""
-    return next((mode for mode, names in MBPP_COMPARISONS.items() if entry_point in names), "equal")
-
-
 def mbpp_input_conversion(task_id: str) -> str:
     """The expression rebuilding an MBPP+ plus input's arguments for this task ("args" if none is needed)."""
     number = int(task_id.rsplit("/", 1)[-1])
     return next((expr for expr, numbers in MBPP_INPUT_TYPES.items() if number in numbers), "args")
 
 
-def differential_suite(entry_point: str, atol: float, compare: str = "equal", computes_expected: bool = False) -> str:
-    """Pytest source checking the candidate on every plus input against the expected outputs, like EvalPlus.
+def differential_suite(entry_point: str, atol: float, rule: str = DEFAULT_RULE, computes_expected: bool = False,
+                       suite: str = "properties") -> str:  # fmt: skip
+    """Pytest source checking the candidate on every input of a table against the expected outputs, as EvalPlus.
 
-    The inputs, expected outputs and per-input time limits come from the job's data file
-    (plus_oracle.DATA_FILE, computed once from the reference); `compare` is "equal", "not_none" or
-    "set" (MBPP_COMPARISONS). A candidate over an input's limit fails with PlusInputTimeout. Only with
-    `computes_expected` (a table that leaves some expected outputs to the suite) or for HumanEval's
-    `find_zero` (judged by the value of the task's `poly`) does the suite name the reference, so only
-    then does the job carry it.
+    The inputs, expected outputs and per-input time limits come from the job's data file of `suite`
+    (TABLE_SUITES; computed once from the reference, tasks.plus_oracle); each output is judged by
+    `_evalplus_match` (runner/suites/evalplus_match.py) under `rule` (tasks.evalplus_rules). A candidate over
+    an input's limit fails with PlusInputTimeout. Only with `computes_expected` (a table that leaves some
+    expected outputs to the suite) does the suite name the reference, so only then does the job carry it.
     """
+    table = TABLE_SUITES[suite]
     load = (_LOAD_OR_COMPUTE if computes_expected else _LOAD).format(entry_point=entry_point)
-    template = _CHECK_ROOT if entry_point == "find_zero" else _CHECK_EQUAL
-    check = template.format(entry_point=entry_point, load=load)
-    return _DIFFERENTIAL.format(atol=float(atol), entry_point=entry_point, check=check, compare=compare,
-                                data_file=DATA_FILE, starved_share=STARVED_SHARE,
+    arguments = "_loads(args)" if needs_arguments(rule) else "None"
+    check = _CHECK.format(load=load, label=table.label, arguments=arguments, how=_HOW.get(rule, ""))
+    return _DIFFERENTIAL.format(atol=float(atol), entry_point=entry_point, check=check, rule=rule,
+                                match=_match_source(), data_file=table.data_file, label=table.label,
+                                test_name=table.test_name, starved_share=STARVED_SHARE,
                                 waited_marker=CPU_WAIT_MARKER)  # fmt: skip
 
 
-def with_plus_data(tasks: list[Task], requests: dict[str, plus_oracle.OracleRequest],
+@functools.cache
+def _match_source() -> str:
+    """The source of runner/suites/evalplus_match.py, inlined into every table suite."""
+    return Path(evalplus_match.__file__).read_text(encoding="utf-8")
+
+
+def with_plus_data(tasks: list[Task], requests: dict[str, dict[str, plus_oracle.OracleRequest]],
                    cache_dir: str | Path = plus_oracle.DEFAULT_CACHE) -> list[Task]:  # fmt: skip
-    """The tasks with the plus-input table of each task in `requests` attached, its `properties` suite
-    (differential_suite, for that table) and the suite's time limit."""
-    ids = [task.id for task in tasks if task.id in requests]
-    found = dict(zip(ids, plus_oracle.oracles([requests[i] for i in ids], cache_dir), strict=True))
-    return [_with_oracle(task, requests[task.id], found[task.id]) if task.id in found else task for task in tasks]
+    """The tasks with the tables of `requests` (task id -> suite name -> request) attached: each suite named
+    there becomes the differential_suite of its table, its data file is shipped, and the task's time limit is
+    the largest suite's."""
+    wanted = [(task.id, suite) for task in tasks for suite in requests.get(task.id, {})]
+    tables = plus_oracle.oracles([requests[task_id][suite] for task_id, suite in wanted], cache_dir)
+    found: dict[str, dict[str, plus_oracle.Oracle]] = {}
+    for (task_id, suite), oracle in zip(wanted, tables, strict=True):
+        found.setdefault(task_id, {})[suite] = oracle
+    return [_with_oracles(task, requests[task.id], found[task.id]) if task.id in found else task for task in tasks]
 
 
-def _with_oracle(task: Task, request: plus_oracle.OracleRequest, oracle: plus_oracle.Oracle) -> Task:
-    suite = differential_suite(request.entry_point, request.atol, request.compare, oracle.computed_rows > 0)
-    return dataclasses.replace(task, suites={**task.suites, "properties": suite}, files={DATA_FILE: oracle.table},
-                               time_limit_s=suite_time_s(oracle))  # fmt: skip
+def _with_oracles(task: Task, requests: dict[str, plus_oracle.OracleRequest],
+                  oracles: dict[str, plus_oracle.Oracle]) -> Task:  # fmt: skip
+    suites, files = dict(task.suites), {}
+    for suite, oracle in oracles.items():
+        request = requests[suite]
+        suites[suite] = differential_suite(request.entry_point, request.atol, request.compare,
+                                           oracle.computed_rows > 0, suite)  # fmt: skip
+        files[TABLE_SUITES[suite].data_file] = oracle.table
+    time_limit = max(suite_time_s(oracle) for oracle in oracles.values())
+    return dataclasses.replace(task, suites=suites, files=files, time_limit_s=time_limit)
