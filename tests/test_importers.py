@@ -1,15 +1,12 @@
 """Benchmark importers: HumanEval (required), HumanEval+ and MBPP+."""
 
-import math
-import re
-import sys
-
 import pytest
 
 from runner.tasks.importers import (
     KNOWN_WRONG_EXAMPLES,
     NO_VISIBLE_TAG,
     docstring_examples,
+    example_arguments,
     load_humaneval,
     load_humanevalplus,
     load_humanevalplus_mini,
@@ -103,7 +100,7 @@ def test_humanevalplus_base_in_hidden_plus_in_properties():
     tasks = load_humanevalplus()
     assert len(tasks) == 164
     assert all("properties" in t.suites and "def test_plus_inputs" in t.suites["properties"] for t in tasks)
-    assert "reference.poly" in tasks[32].suites["properties"]  # find_zero judged by the root's value
+    assert "_RULE = 'root'" in tasks[32].suites["properties"]  # find_zero judged by the root's value
 
 
 @needs_datasets
@@ -131,59 +128,35 @@ def test_sanitized_mbpp_first_test_visible_all_hidden_imports_first():
 
 
 @needs_datasets
-def test_mbppplus_suites():
+def test_mbppplus_suites_are_tables_of_the_example_base_and_plus_inputs():
     tasks = load_mbppplus()
     assert len(tasks) == 378
     first = tasks[0]
-    assert first.id == "Mbpp/2" and "assert set(similar_elements(" in first.suites["visible"]
-    assert first.suites["hidden"].count("def test_assertion_") == 3
+    assert first.id == "Mbpp/2" and list(first.suites) == ["visible", "hidden", "properties"]
+    assert "def test_examples" in first.suites["visible"] and "def test_base_inputs" in first.suites["hidden"]
+    assert set(first.files) == {"example_inputs.pkl", "base_inputs.pkl", "plus_inputs.pkl"}
+    assert all("_RULE = 'set'" in first.suites[suite] for suite in first.suites)
+    assert not any(NO_VISIBLE_TAG in t.tags for t in tasks)
+    # every prompt's example calls its entry point with literal arguments: none keeps its assert line
+    assert not [t.id for t in tasks if "def test_example_" in t.suites["visible"]]
 
 
-def suite_namespace(tmp_path, compare: str = "equal") -> dict:
-    """The globals of a properties suite module, executed beside an empty data file."""
-    import pickle
-
-    from runner.suites import candidate_guard
-    from runner.tasks.plus_oracle import DATA_FILE
-    from runner.tasks.plus_suites import differential_suite
-
-    (tmp_path / DATA_FILE).write_bytes(pickle.dumps(()))
-    namespace: dict = {"math": math, "__file__": str(tmp_path / "test_properties.py")}
-    sys.modules["candidate_guard"] = candidate_guard  # as in a job, where it is a file beside the suite
-    try:
-        exec(differential_suite("f", 0.0, compare=compare), namespace)
-    finally:
-        del sys.modules["candidate_guard"]
-    return namespace
-
-
-def test_differential_suite_compares_like_evalplus(tmp_path):
-    same = suite_namespace(tmp_path)["_same"]
-    assert same(0.1 + 0.2, 0.3)  # float outputs: 1e-6 tolerance even with atol 0
-    assert not same(0.31, 0.3)
-    assert not same(1, True) or same(1, True) == (1 == True)  # noqa: E712 - exact match as EvalPlus
-    assert same([1.0, 2.0000001], [1.0, 2.0])
-    assert not same([1.0, 2.0], (1.0, 2.0))
-    assert not same("a", "b")
-
-
-def test_differential_suite_loose_comparisons_like_evalplus(tmp_path):
-    def same_for(compare):
-        return suite_namespace(tmp_path, compare)["_same"]
-
-    # not_none: the oracle stores whether the reference's output was None (a re.Match cannot be stored)
-    assert same_for("not_none")(re.match("a", "a"), True) and not same_for("not_none")(None, True)
-    assert same_for("not_none")(None, False) and not same_for("not_none")(re.match("a", "a"), False)
-    assert same_for("set")((1, 2), [2, 1]) and not same_for("set")((1,), (1, 2))
-    assert not same_for("equal")((1, 2), (2, 1))
+def test_example_arguments_are_the_literal_arguments_of_the_prompt_s_assert():
+    prompt = '"""\nWrite a function.\nassert set(f((3, 4), [1])) == set((4,))\n"""\n'
+    assert example_arguments(prompt, "f") == [[(3, 4), [1]]]
+    assert example_arguments('assert not f("ac")\n', "f") == [["ac"]]
+    assert example_arguments("assert f(x) == 1\n", "f") is None  # not a literal
+    assert example_arguments("assert f(1) == f(2)\n", "f") is None  # two calls
+    assert example_arguments("no example\n", "f") is None
 
 
 @needs_datasets
 def test_mbppplus_plus_inputs_get_their_argument_types_back():
     import pickle
 
+    from runner.tasks.evalplus_rules import evalplus_rule
     from runner.tasks.plus_oracle import DATA_FILE
-    from runner.tasks.plus_suites import mbpp_comparison, mbpp_input_conversion
+    from runner.tasks.plus_suites import mbpp_input_conversion
 
     tasks = {t.id: t for t in load_mbppplus()}
 
@@ -192,5 +165,8 @@ def test_mbppplus_plus_inputs_get_their_argument_types_back():
 
     assert all(isinstance(args[1], tuple) and isinstance(args[0], list) for args in inputs("Mbpp/106"))
     assert all(type(a) is float and type(b) is complex for a, b in inputs("Mbpp/124"))
-    assert mbpp_input_conversion("Mbpp/3") == "args" and mbpp_comparison("is_not_prime") == "equal"
-    assert mbpp_comparison("check_str") == "not_none" and mbpp_comparison("similar_elements") == "set"
+    assert mbpp_input_conversion("Mbpp/3") == "args" and evalplus_rule("mbpp", "is_not_prime") == "equal"
+    assert evalplus_rule("mbpp", "check_str") == "not_none" and evalplus_rule("mbpp", "similar_elements") == "set"
+    assert all(isinstance(a, tuple) and isinstance(b, tuple) for a, b in inputs("Mbpp/2"))  # plus inputs
+    base = [pickle.loads(args) for args, _, _ in pickle.loads(tasks["Mbpp/2"].files["base_inputs.pkl"])]
+    assert base[0] == [(3, 4, 5, 6), (5, 7, 4, 10)]  # base inputs: the same conversion

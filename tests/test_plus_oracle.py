@@ -107,7 +107,7 @@ def test_tables_are_cached_by_content(tmp_path, monkeypatch):
 
 def plus_task(tmp_path, reference=REFERENCE, inputs=INPUTS, entry_point="double") -> Task:
     task = Task("plus", entry_point, "", reference, {"properties": differential_suite(entry_point, 0.0)})
-    (task,) = with_plus_data([task], {"plus": OracleRequest(reference, entry_point, inputs)}, tmp_path)
+    (task,) = with_plus_data([task], {"plus": {"properties": OracleRequest(reference, entry_point, inputs)}}, tmp_path)
     return task
 
 
@@ -193,7 +193,7 @@ FORGE_TABLE = (
     "import pickle, sys\n"
     "def double(x):\n"
     "    module = sys.modules['test_properties']\n"
-    "    module._PLUS = tuple((a, pickle.dumps((True, 0)), 9.0) for a, _, _ in module._PLUS)\n"
+    "    module._ROWS = tuple((a, pickle.dumps((True, 0)), 9.0) for a, _, _ in module._ROWS)\n"
     "    return 0\n"
 )
 PATCH_LOADS = "import pickle\ndef double(x):\n    pickle.loads = lambda data: (True, 0)\n    return 0\n"

@@ -32,7 +32,7 @@ def _evalplus_match(rule, got, want, args, atol):
         exact = exact or got == _digit_distance_nums(*args)
     elif rule == "set":  # MBPP_OUTPUT_SET_EQ_TASKS
         exact = set(got) == set(want)
-    elif rule == "not_none":  # MBPP_OUTPUT_NOT_NONE_TASKS: `want` is whether the reference's output was not None
+    elif rule == "not_none":  # MBPP_OUTPUT_NOT_NONE_TASKS: `want` is whether the expected output was not None
         exact = got == want if isinstance(got, bool) else want == (got is not None)
     if atol == 0 and _is_floats(want):
         atol = 1e-6

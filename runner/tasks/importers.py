@@ -169,8 +169,9 @@ def _check_suite(prompt: str, entry_point: str, test: str) -> str:
     return f"{helpers}{test.strip()}\n\n\ndef test_check():\n    check({entry_point})\n"
 
 
-def _task(task_id: str, entry_point: str, prompt: str, reference: str, suites: dict, source: str,
-          tabled: tuple[str, ...] = ()) -> Task:  # fmt: skip
+def _task(
+    task_id: str, entry_point: str, prompt: str, reference: str, suites: dict, source: str, tabled: tuple[str, ...] = ()
+) -> Task:
     """The task; `tabled` names the suites with_plus_data writes later (from tables of inputs)."""
     suites = {name: text for name, text in suites.items() if text.strip()}
     tags = () if "visible" in suites or "visible" in tabled else (NO_VISIBLE_TAG,)

@@ -173,8 +173,9 @@ def mbpp_input_conversion(task_id: str) -> str:
     return next((expr for expr, numbers in MBPP_INPUT_TYPES.items() if number in numbers), "args")
 
 
-def differential_suite(entry_point: str, atol: float, rule: str = DEFAULT_RULE, computes_expected: bool = False,
-                       suite: str = "properties") -> str:  # fmt: skip
+def differential_suite(
+    entry_point: str, atol: float, rule: str = DEFAULT_RULE, computes_expected: bool = False, suite: str = "properties"
+) -> str:
     """Pytest source checking the candidate on every input of a table against the expected outputs, as EvalPlus.
 
     The inputs, expected outputs and per-input time limits come from the job's data file of `suite`
@@ -187,10 +188,18 @@ def differential_suite(entry_point: str, atol: float, rule: str = DEFAULT_RULE, 
     load = (_LOAD_OR_COMPUTE if computes_expected else _LOAD).format(entry_point=entry_point)
     arguments = "_loads(args)" if needs_arguments(rule) else "None"
     check = _CHECK.format(load=load, label=table.label, arguments=arguments, how=_HOW.get(rule, ""))
-    return _DIFFERENTIAL.format(atol=float(atol), entry_point=entry_point, check=check, rule=rule,
-                                match=_match_source(), data_file=table.data_file, label=table.label,
-                                test_name=table.test_name, starved_share=STARVED_SHARE,
-                                waited_marker=CPU_WAIT_MARKER)  # fmt: skip
+    return _DIFFERENTIAL.format(
+        atol=float(atol),
+        entry_point=entry_point,
+        check=check,
+        rule=rule,
+        match=_match_source(),
+        data_file=table.data_file,
+        label=table.label,
+        test_name=table.test_name,
+        starved_share=STARVED_SHARE,
+        waited_marker=CPU_WAIT_MARKER,
+    )
 
 
 @functools.cache
@@ -212,13 +221,15 @@ def with_plus_data(tasks: list[Task], requests: dict[str, dict[str, plus_oracle.
     return [_with_oracles(task, requests[task.id], found[task.id]) if task.id in found else task for task in tasks]
 
 
-def _with_oracles(task: Task, requests: dict[str, plus_oracle.OracleRequest],
-                  oracles: dict[str, plus_oracle.Oracle]) -> Task:  # fmt: skip
+def _with_oracles(
+    task: Task, requests: dict[str, plus_oracle.OracleRequest], oracles: dict[str, plus_oracle.Oracle]
+) -> Task:
     suites, files = dict(task.suites), {}
     for suite, oracle in oracles.items():
         request = requests[suite]
-        suites[suite] = differential_suite(request.entry_point, request.atol, request.compare,
-                                           oracle.computed_rows > 0, suite)  # fmt: skip
+        suites[suite] = differential_suite(
+            request.entry_point, request.atol, request.compare, oracle.computed_rows > 0, suite
+        )
         files[TABLE_SUITES[suite].data_file] = oracle.table
     time_limit = max(suite_time_s(oracle) for oracle in oracles.values())
     return dataclasses.replace(task, suites=suites, files=files, time_limit_s=time_limit)
