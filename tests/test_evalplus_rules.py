@@ -17,9 +17,11 @@ from runner.judging.judge import judge
 from runner.suites.evalplus_match import _evalplus_match
 from runner.tasks.evalplus_rules import EVALPLUS_VERSION, RULES, evalplus_rule, rule_table
 from runner.tasks.importers import load_humanevalplus, load_mbppplus
+from tests import test_plus_oracle
 from tests.conftest import datasets_available
 
 ROOT = Path(__file__).resolve().parents[1]
+pool = test_plus_oracle.pool  # the fixture: a sandbox pool
 ANSWERS = [json.loads(line) for line in (ROOT / "tests/fixtures/evalplus_rule_answers.jsonl").open()]
 GATE = GateConfig(name="off", enabled=False)
 needs_datasets = pytest.mark.skipif(not datasets_available(), reason="benchmark files absent (RUNNER_DATASETS_DIR)")
@@ -96,14 +98,6 @@ def test_the_rule_table_names_what_each_rule_mirrors_and_the_doc_shows_it():
         "root",
     ]
     assert rule_table() in (ROOT / "docs/verdicts.md").read_text(encoding="utf-8")
-
-
-@pytest.fixture(scope="module")
-def pool():
-    sandbox = pytest.importorskip("runner.sandbox.workers.pool")
-    limits = sandbox.Limits(timeout_s=10.0, cpu_s=10.0, memory_mb=512)
-    with sandbox.WorkerPool(workers=2, limits=limits) as running:
-        yield running
 
 
 @pytest.fixture(scope="module")
