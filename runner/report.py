@@ -27,7 +27,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from runner.records import AttemptRecord
-from runner.results.compare import compare_jobs, seed_spread
+from runner.results.compare import compare_jobs, seed_spread, seeds_label
+from runner.results.comparison_text import comparison_sentence, seed_warnings
 from runner.results.dataset_record import DATASET_FILE
 from runner.results.efficiency_figure import EFFICIENCY, has_efficiency, write_efficiency_figure
 from runner.results.efficiency_scores import score_records
@@ -147,33 +148,17 @@ def _spread_lines(jobs: list[Job]) -> tuple[list[str], dict]:
     return lines, data
 
 
-_STAGE_LABELS = {"first": "first attempt", "repair": "after repair"}
-
-
 def _compare_lines(comparisons: list[dict]) -> list[str]:
-    """One line per paired comparison (runner.results.compare.compare_jobs)."""
-    lines = []
+    """The loud seed warnings first, then a sentence per comparison (runner.results.comparison_text), with the
+    paired efficiency line where both measured."""
+    lines = seed_warnings(comparisons)
+    lines += [""] if lines else []
     for r in comparisons:
-        seed_a, seed_b = r["seed_a"], r["seed_b"]
-        seeds_label = f"seed {seed_a}" if seed_a == seed_b else f"seeds {seed_a} vs {seed_b}"
-        if "refused" in r:
-            lines.append(
-                f"- {r['model_a']} vs {r['model_b']} on {r['task_set']}, {seeds_label}: not paired: {r['refused']}"
-            )
-            continue
-        head = f"- {r['model_a']} vs {r['model_b']} on {r['task_set']}, {seeds_label}, {_STAGE_LABELS[r['stage']]}"
-        if not r["pairs"]:
-            lines.append(f"{head}: no shared scored tasks")
-            continue
-        lines.append(
-            f"{head}: {_pct(r['pass_rate_a'])} vs {_pct(r['pass_rate_b'])}, difference "
-            f"{100 * r['diff']:+.1f} points [{round(100 * r['ci_level'])}% CI {100 * r['diff_ci_low']:+.1f}, "
-            f"{100 * r['diff_ci_high']:+.1f}], discordant {r['b']} ({r['model_a']} only) / {r['c']} "
-            f"({r['model_b']} only), exact McNemar p = {r['mcnemar_p']:.3g} ({r['tasks']} tasks)"
-        )
+        lines.append(comparison_sentence(r))
         if "efficiency_ratio" in r:  # runner.results.efficiency_scores.paired_efficiency
             ratio = ratio_text(r["efficiency_ratio"], r["efficiency_ratio_ci_low"], r["efficiency_ratio_ci_high"],
                                r["ci_level"])  # fmt: skip
+            head = f"- {r['model_a']} vs {r['model_b']} on {r['task_set']}, {seeds_label(r)}, after repair"
             lines.append(
                 f"{head}, efficiency: {r['model_a']}'s instructions ratio over {r['model_b']}'s {ratio}, geometric "
                 f"mean over the {r['efficiency_tasks']} task(s) both passed and measured (< 1: {r['model_a']} leaner)"

@@ -66,11 +66,13 @@ def test_the_outcome_map_fits_164_tasks_with_more_samples_than_it_shows():
         plt.close(fig)
 
 
-def test_a_sweep_of_one_model_writes_no_paired_figure_and_says_why(tmp_path):
+def test_a_sweep_of_one_model_pairs_its_seeds_and_one_seed_says_why_not(tmp_path):
     jobs = [job([rec("t0", "passed", "m", s), rec("t1", "failed", "m", s)], seed=s) for s in (1, 2)]
     written, notes = write_sweep_figures(jobs, compare_jobs(jobs), tmp_path)
+    assert [p.name for p in written] == [SWEEP_PASS_AT_1, SWEEP_PAIRED] and notes == []  # seed 1 against seed 2
+    written, notes = write_sweep_figures(jobs[:1], compare_jobs(jobs[:1]), tmp_path)
     assert [p.name for p in written] == [SWEEP_PASS_AT_1]
-    assert notes[0] == f"{SWEEP_PAIRED} not written: one model per task set: no two models to pair."
+    assert notes[0] == f"{SWEEP_PAIRED} not written: one job per task set: nothing to pair."
 
 
 @pytest.mark.parametrize("models", [2, 6])
