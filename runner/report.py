@@ -28,7 +28,7 @@ from pathlib import Path
 
 from runner.records import AttemptRecord
 from runner.results.compare import compare_jobs, seed_spread, seeds_label
-from runner.results.comparison_text import comparison_sentence, seed_warnings
+from runner.results.comparison_text import COMPARISONS_NOTE, comparison_sentence, seed_warnings
 from runner.results.dataset_record import DATASET_FILE
 from runner.results.efficiency_figure import EFFICIENCY, has_efficiency, write_efficiency_figure
 from runner.results.efficiency_scores import score_records
@@ -37,6 +37,7 @@ from runner.results.job_figures import write_job_figures
 from runner.results.job_folder import FINISHED, Job, find_job_dirs, load_job, natural_key
 from runner.results.report_figures import plot_pass_counts, plot_task_heatmap, scope
 from runner.results.scoring import scoring_notes, summarize
+from runner.results.stability import pooled_counts, stability, stability_line
 from runner.results.sweep_figures import write_sweep_figures
 
 
@@ -166,6 +167,20 @@ def _compare_lines(comparisons: list[dict]) -> list[str]:
     return lines
 
 
+def _stability_lines(jobs: list[Job]) -> tuple[list[str], dict]:
+    """Per model and task set, each task stable-pass / stable-fail / unstable over all its seeds and samples."""
+    by_model: dict[tuple[str, str], list[Job]] = defaultdict(list)
+    for j in jobs:
+        by_model[(j.model, j.task_set)].append(j)
+    lines, data = [], {}
+    for (model, task_set), runs in by_model.items():
+        s = stability(pooled_counts(j.records for j in runs))
+        data[f"{model} on {task_set}"] = s
+        seeds = ", ".join(str(j.seed) for j in runs)
+        lines.append(f"- **{model}** on {task_set} (seed(s) {seeds}, after repair): {stability_line(s)}")
+    return lines, data
+
+
 def _efficiency_lines(jobs: list[Job]) -> list[str]:
     """Per run that measured efficiency: its headline and per-task table (runner.results.efficiency_tables)."""
     lines = []
@@ -219,10 +234,12 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
     spread, spread_data = _spread_lines(jobs)
     if spread:
         lines += ["## Seed-to-seed spread", "", *spread, ""]
+    stable, stability_data = _stability_lines(jobs)
+    lines += ["## Task stability across seeds and samples (model randomness)", "", *stable, ""]
     compare_data = compare_jobs(jobs)
     compare = _compare_lines(compare_data)
     if compare:
-        lines += ["## Paired comparisons (shared scored tasks)", "", *compare, ""]
+        lines += ["## Paired comparisons (shared scored tasks)", "", COMPARISONS_NOTE, "", *compare, ""]
     notes = _status_notes(jobs) + [f"- {j.label}: {n}" for j in jobs for n in scoring_notes(j.records, j.ks)]
     if notes:
         lines += ["## Notes", "", *notes, ""]
@@ -253,6 +270,7 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
             for j in jobs
         ],
         "seed_spread": spread_data,
+        "stability": stability_data,
         "comparisons": compare_data,
         "figures": [p.relative_to(out_dir).as_posix() for p in figures],
     }

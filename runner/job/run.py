@@ -227,6 +227,7 @@ def _finish(
 ) -> int:
     from runner.results.efficiency_scores import score_records
     from runner.results.job_figures import figures_for_job
+    from runner.results.run_limits import noise_metrics
     from runner.results.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
     from runner.results.summary import files_line, summary_table
     from runner.strength.mutation_audit import latest_audit_scores
@@ -247,6 +248,7 @@ def _finish(
     metrics.update(efficiency)  # empty unless efficiency.enabled measured a passing answer
     rows = [{**r, **by_task.get(r["task_id"], {})}
             for r in task_table(records, latest_audit_scores(cfg.task_set.name, cfg.cache_dir))]  # fmt: skip
+    metrics.update(noise_metrics(rows))  # the score's data and prediction noise (runner.results.noise)
     figures = figures_for_job(cfg, out_dir, records, metrics, run)  # written into out_dir/figures/, logged to the run
     table = summary_table(cfg, metrics, rows) + "\n" + files_line(out_dir, figures)
     print(table)

@@ -19,7 +19,7 @@ from runner.results.efficiency_scores import paired_efficiency
 from runner.results.job_folder import Job, natural_key
 from runner.results.noise import paired_variances, standard_errors
 from runner.results.scoring import bootstrap_ci, group_samples, is_scored, per_task_pass_at_k, task_counts
-from runner.results.verdicts import verdict
+from runner.results.verdicts import NO_DIFFERENCE, verdict
 
 
 def mcnemar_p(b: int, c: int) -> float:
@@ -59,6 +59,10 @@ def _task_counts(outcomes: Mapping[tuple[str, Hashable], bool]) -> dict[str, tup
     return {t: (n, c) for t, (n, c) in counts.items()}
 
 
+VERDICT_FIELDS = ("k_a", "k_b", "diff", "se_diff", "se_single", "se_data", "se_prediction", "mde", "p", "verdict")
+"""What `compare_outcomes` adds to a comparison beside McNemar's counts (also when no task is shared: None)."""
+
+
 def samples_per_task(k: np.ndarray) -> int | float:
     """The samples per task of a comparison's side: an int when every task has as many, else their mean."""
     return int(k[0]) if np.all(k == k[0]) else round(float(k.mean()), 2)
@@ -91,8 +95,8 @@ def compare_outcomes(
     counts_a, counts_b = _task_counts(a), _task_counts(b)
     tasks = sorted(set(counts_a) & set(counts_b), key=natural_key)
     result["tasks"] = len(tasks)
-    if not tasks:
-        return result
+    if not tasks:  # nothing to compare: the verdict's fields are there, empty
+        return {**result, **dict.fromkeys(VERDICT_FIELDS), "verdict": NO_DIFFERENCE}
     ka, kb = (np.array([counts[t][0] for t in tasks], dtype=float) for counts in (counts_a, counts_b))
     rate_a = np.array([counts_a[t][1] for t in tasks]) / ka
     rate_b = np.array([counts_b[t][1] for t in tasks]) / kb

@@ -7,6 +7,13 @@ from runner.results.compare import is_seed_check, seeds_label
 from runner.results.noise import dominant
 from runner.results.verdicts import A_BETTER, B_BETTER, NO_DIFFERENCE
 
+COMPARISONS_NOTE = (
+    "Each comparison pairs the tasks both runs scored: p is a paired t-test over tasks (valid with several "
+    "samples per task), the verdict is at the CI level, and the SE is split as in eval-arena (Wang 2025): data "
+    "noise (which tasks are in the set; only more tasks shrink it) and prediction noise (which answers were "
+    "sampled; more samples shrink it), both per one sample per task. Seeds of one model are compared too: they "
+    "should show no detectable difference."
+)
 STAGE_LABELS = {"first": "first attempt", "repair": "after repair"}
 
 
