@@ -165,6 +165,11 @@ def test_a_sweep_writes_its_figures_logs_them_to_the_parent_and_the_report_reads
     found = client.search_runs([client.get_experiment_by_name("runner").experiment_id])
     (parent,) = [r for r in found if r.data.tags.get("runner.role") == "sweep"]
     assert artifacts(client, parent.info.run_id, "figures") == {"sweep_pass_at_1.png", "sweep_paired.png"}
+    verdicts = {k: v for k, v in parent.data.tags.items() if k.startswith("runner.verdict.")}
+    assert len(verdicts) == 10 and parent.data.tags["runner.seed_warnings"] == "0"  # 5 comparisons x 2 stages
+    pooled = verdicts["runner.verdict.coder_a vs coder_b.first"]
+    assert pooled.startswith("coder_a vs coder_b on ") and "no detectable difference" in pooled
+    assert parent.data.metrics["compare/coder_a vs coder_b/first/diff"] == pytest.approx(-1 / 3)
     jobs = [r for r in found if r.data.tags.get("runner.role") != "sweep"]
     assert len(jobs) == 4
     assert all(artifacts(client, r.info.run_id, "figures") == {"pass_at_1.png", "task_outcomes.png"} for r in jobs)
