@@ -41,4 +41,5 @@ def test_the_summary_ends_with_what_the_run_can_and_cannot_say():
         "- Tasks across this run's samples: 4 stable-pass, 4 stable-fail, 4 unstable: t8 (2/4), t9 (2/4), "
         "t10 (2/4), t11 (2/4)."
     )
-    assert section[3] == "- Memorisation: not probed (no twins)."
+    assert section[3].startswith("- Verdicts: judged once each (judging.repeats=1)")
+    assert section[4] == "- Memorisation: not probed (no twins)."

@@ -194,13 +194,15 @@ def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits,
         return []
     from runner.judging.gold_check import gold_rows
 
-    bench = Bench(pool, cfg.gate, cfg.repo, envs)  # the task set's own gate (profile and mode) and repo settings
+    # the task set's own gate (profile and mode) and repo settings; each reference run judging.repeats times
+    bench = Bench(pool, cfg.gate, cfg.repo, envs, gold_repeats=cfg.judging.repeats)
     phases = phases or Phases(enabled=False)
 
     def check(tasks: list) -> list:  # task by task, 4 at a time, to count them done
         return gold_with_progress(tasks, lambda t: kind_of(t).gold(t, bench), phases)
 
-    rows, cached = gold_rows(tasks, cache, (asdict(limits),), check, lambda task: kind_of(task).config_key(bench))
+    repeats = () if cfg.judging.repeats == 1 else (("repeats", cfg.judging.repeats),)  # 1: the key it always had
+    rows, cached = gold_rows(tasks, cache, (asdict(limits), *repeats), check, lambda t: kind_of(t).config_key(bench))
     if cached:
         phases.say(f"gold check: {cached} of {len(rows)} tasks' results cached from an earlier job")
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))

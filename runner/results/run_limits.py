@@ -89,5 +89,15 @@ def limits_lines(cfg, metrics: dict, rows: list[dict]) -> list[str]:
     )
     s = stability({r["task_id"]: (r["scored_repair"], r["passed_repair"]) for r in rows if r["scored_repair"]})
     lines.append(f"- Tasks across this run's samples: {stability_line(s)}.")
+    lines.append(f"- Verdicts: {_flaky(cfg, metrics)}.")
     lines.append(f"- Memorisation: {_twins(cfg)}.")
     return lines
+
+
+def _flaky(cfg, metrics: dict) -> str:
+    """How often each candidate was judged and how many verdicts changed (harness randomness)."""
+    repeats = getattr(getattr(cfg, "judging", None), "repeats", 1)
+    if repeats < 2:
+        return "judged once each (judging.repeats=1): the harness's own randomness was not measured"
+    flaky = int(metrics.get("flaky_verdicts_repair", 0))
+    return f"each distinct candidate judged {repeats} times; {flaky} final verdict(s) changed between runs (flaky)"

@@ -186,6 +186,7 @@ def _outcome_metrics(samples: Sequence[SampleAttempts], stage: str) -> dict[str,
     out[f"answers_at_token_limit_{stage}"] = float(sum(r.finish_reason == "length" for r in present))
     out[f"test_failures_{stage}"] = float(counts[Outcome.FAILED])
     out[f"unscored_samples_{stage}"] = float(sum(counts[u] for u in UNSCORED))
+    out[f"flaky_verdicts_{stage}"] = float(sum(r.flaky for r in present))  # judging.repeats > 1 only
     return out
 
 
