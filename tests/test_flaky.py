@@ -9,24 +9,16 @@ from __future__ import annotations
 
 import json
 
-import pytest
 import yaml
 
 from runner.kinds.base import Bench
 from runner.kinds.registry import check_references
 from runner.records import read_attempts
-from tests.test_gold import task
+from tests.test_gold import pool, task  # noqa: F401 (the pool fixture)
 from tests.test_report_real_folders import ROOT, command, run, server  # noqa: F401 (the server fixture)
 
 COIN = "import os\n\ndef test_coin():\n    assert os.urandom(1)[0] < 128\n"
 REPEATS = 12
-
-
-@pytest.fixture(scope="module")
-def pool():
-    sandbox = pytest.importorskip("runner.sandbox.workers.pool")
-    with sandbox.WorkerPool(workers=2, limits=sandbox.Limits(timeout_s=3.0, cpu_s=3.0)) as running:
-        yield running
 
 
 def test_a_reference_whose_result_changes_is_flaky_and_a_steady_one_is_not(pool):
