@@ -203,13 +203,14 @@ def main(argv: list[str]) -> int:
     level = options.get("level", cfg.scoring.ci_level)
     if not 0 < level < 1:
         raise UsageError(f"runner.plan: level={level} must be between 0 and 1, e.g. 0.95")
+    named = any(o.split("=")[0].lstrip("+").startswith("task_set") for o in overrides)
     if "from" in options:
         noise, n = measured_noise(options["from"], options["correlation"])
-        if any(o.split("=")[0].lstrip("+").startswith("task_set") for o in overrides):
-            n = _task_count(cfg)
+        n = _task_count(cfg) if named else n
     else:
         noise, n = assumed_noise(options["pass_rate"], options["correlation"], options["data_share"]), _task_count(cfg)
-    print(f"# Plan for {options.get('from', cfg.task_set.name)}\n")
+    where = cfg.task_set.name if named or "from" not in options else f"the tasks of {options['from']}"
+    print(f"# Plan for {where}" + (f" (noise measured in {options['from']})" if "from" in options else "") + "\n")
     print("\n".join(plan_lines(noise, n, options["samples"], options["seeds"], level, options.get("diff"))))
     return 0
 
