@@ -302,6 +302,15 @@ class EfficiencyConfig:
 
 
 @dataclass
+class JudgingConfig:
+    """How often an answer is judged: a verdict that changes from run to run is the harness's noise, not the model's."""
+
+    # each distinct candidate judged this many times; one whose verdict changes is `flaky` (reported apart), and
+    # the gold check runs each reference as often, excluding a flaky one (1: once, no re-run)
+    repeats: int = ruled(COUNT, 1)
+
+
+@dataclass
 class ScoringConfig:
     """pass@k and confidence intervals."""
 
@@ -327,6 +336,7 @@ class Config:
     gold: GoldConfig = field(default_factory=GoldConfig)
     repo: RepoConfig = field(default_factory=RepoConfig)
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
+    judging: JudgingConfig = field(default_factory=JudgingConfig)
     efficiency: EfficiencyConfig = field(default_factory=EfficiencyConfig)
     seed: int = ruled(NOT_NEGATIVE, 42)
     cache_dir: str = ruled(TEXT, ".cache/runner")

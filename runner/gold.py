@@ -1,6 +1,8 @@
 """`python -m runner.gold`: the gold check of a task set, a row per task (what it checks: runner.judging.gold_check).
 
-    python -m runner.gold task_set=seed10 [out=FILE] [workers=N] [other Hydra overrides]
+    python -m runner.gold task_set=seed10 [out=FILE] [workers=N] [judging.repeats=K] [other Hydra overrides]
+
+judging.repeats=K runs each reference K times; one whose result changes is `flaky`.
 
 Exit status 1 when any task's reference fails.
 """
@@ -53,7 +55,8 @@ def main(argv: list[str]) -> int:
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while tasks load
         tasks = load_task_set(cfg.task_set, cfg.cache_dir)
-        results = check_references(tasks, Bench(pool, cfg.gate, cfg.repo, environments(cfg)), threads=2 * workers)
+        bench = Bench(pool, cfg.gate, cfg.repo, environments(cfg), gold_repeats=cfg.judging.repeats)
+        results = check_references(tasks, bench, threads=2 * workers)
     print(_table(results))
     bad = [r for r in results if not r.ok]
     print(f"\n{len(results) - len(bad)}/{len(results)} ok" + (f"; {len(bad)} not ok" if bad else ""))

@@ -56,6 +56,7 @@ class AttemptRecord:
     extraction: list[str] = field(default_factory=list)
     server: str = ""
     efficiency: dict[str, Any] | None = None
+    rejudged: list[str] = field(default_factory=list)  # the outcomes of the re-runs of judging.repeats > 1
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "outcome", Outcome(self.outcome))  # a value read back becomes the enum
@@ -63,6 +64,11 @@ class AttemptRecord:
     @property
     def passed(self) -> bool:
         return self.outcome is Outcome.PASSED
+
+    @property
+    def flaky(self) -> bool:
+        """Judged again (judging.repeats), the candidate got another outcome: the harness's noise, not the model's."""
+        return any(o != self.outcome.value for o in self.rejudged)
 
     @property
     def compliant(self) -> bool:

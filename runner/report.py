@@ -27,7 +27,8 @@ from collections import defaultdict
 from pathlib import Path
 
 from runner.records import AttemptRecord
-from runner.results.compare import compare_jobs, seed_spread
+from runner.results.compare import compare_jobs, seed_spread, seeds_label
+from runner.results.comparison_text import COMPARISONS_NOTE, comparison_sentence, seed_warnings
 from runner.results.dataset_record import DATASET_FILE
 from runner.results.efficiency_figure import EFFICIENCY, has_efficiency, write_efficiency_figure
 from runner.results.efficiency_scores import score_records
@@ -36,6 +37,7 @@ from runner.results.job_figures import write_job_figures
 from runner.results.job_folder import FINISHED, Job, find_job_dirs, load_job, natural_key
 from runner.results.report_figures import plot_pass_counts, plot_task_heatmap, scope
 from runner.results.scoring import scoring_notes, summarize
+from runner.results.stability import pooled_counts, stability, stability_line
 from runner.results.sweep_figures import write_sweep_figures
 
 
@@ -147,38 +149,36 @@ def _spread_lines(jobs: list[Job]) -> tuple[list[str], dict]:
     return lines, data
 
 
-_STAGE_LABELS = {"first": "first attempt", "repair": "after repair"}
-
-
 def _compare_lines(comparisons: list[dict]) -> list[str]:
-    """One line per paired comparison (runner.results.compare.compare_jobs)."""
-    lines = []
+    """The loud seed warnings first, then a sentence per comparison (runner.results.comparison_text), with the
+    paired efficiency line where both measured."""
+    lines = seed_warnings(comparisons)
+    lines += [""] if lines else []
     for r in comparisons:
-        seed_a, seed_b = r["seed_a"], r["seed_b"]
-        seeds_label = f"seed {seed_a}" if seed_a == seed_b else f"seeds {seed_a} vs {seed_b}"
-        if "refused" in r:
-            lines.append(
-                f"- {r['model_a']} vs {r['model_b']} on {r['task_set']}, {seeds_label}: not paired: {r['refused']}"
-            )
-            continue
-        head = f"- {r['model_a']} vs {r['model_b']} on {r['task_set']}, {seeds_label}, {_STAGE_LABELS[r['stage']]}"
-        if not r["pairs"]:
-            lines.append(f"{head}: no shared scored tasks")
-            continue
-        lines.append(
-            f"{head}: {_pct(r['pass_rate_a'])} vs {_pct(r['pass_rate_b'])}, difference "
-            f"{100 * r['diff']:+.1f} points [{round(100 * r['ci_level'])}% CI {100 * r['diff_ci_low']:+.1f}, "
-            f"{100 * r['diff_ci_high']:+.1f}], discordant {r['b']} ({r['model_a']} only) / {r['c']} "
-            f"({r['model_b']} only), exact McNemar p = {r['mcnemar_p']:.3g} ({r['tasks']} tasks)"
-        )
+        lines.append(comparison_sentence(r))
         if "efficiency_ratio" in r:  # runner.results.efficiency_scores.paired_efficiency
             ratio = ratio_text(r["efficiency_ratio"], r["efficiency_ratio_ci_low"], r["efficiency_ratio_ci_high"],
                                r["ci_level"])  # fmt: skip
+            head = f"- {r['model_a']} vs {r['model_b']} on {r['task_set']}, {seeds_label(r)}, after repair"
             lines.append(
                 f"{head}, efficiency: {r['model_a']}'s instructions ratio over {r['model_b']}'s {ratio}, geometric "
                 f"mean over the {r['efficiency_tasks']} task(s) both passed and measured (< 1: {r['model_a']} leaner)"
             )
     return lines
+
+
+def _stability_lines(jobs: list[Job]) -> tuple[list[str], dict]:
+    """Per model and task set, each task stable-pass / stable-fail / unstable over all its seeds and samples."""
+    by_model: dict[tuple[str, str], list[Job]] = defaultdict(list)
+    for j in jobs:
+        by_model[(j.model, j.task_set)].append(j)
+    lines, data = [], {}
+    for (model, task_set), runs in by_model.items():
+        s = stability(pooled_counts(j.records for j in runs))
+        data[f"{model} on {task_set}"] = s
+        seeds = ", ".join(str(j.seed) for j in runs)
+        lines.append(f"- **{model}** on {task_set} (seed(s) {seeds}, after repair): {stability_line(s)}")
+    return lines, data
 
 
 def _efficiency_lines(jobs: list[Job]) -> list[str]:
@@ -234,10 +234,12 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
     spread, spread_data = _spread_lines(jobs)
     if spread:
         lines += ["## Seed-to-seed spread", "", *spread, ""]
+    stable, stability_data = _stability_lines(jobs)
+    lines += ["## Task stability across seeds and samples (model randomness)", "", *stable, ""]
     compare_data = compare_jobs(jobs)
     compare = _compare_lines(compare_data)
     if compare:
-        lines += ["## Paired comparisons (shared scored tasks)", "", *compare, ""]
+        lines += ["## Paired comparisons (shared scored tasks)", "", COMPARISONS_NOTE, "", *compare, ""]
     notes = _status_notes(jobs) + [f"- {j.label}: {n}" for j in jobs for n in scoring_notes(j.records, j.ks)]
     if notes:
         lines += ["## Notes", "", *notes, ""]
@@ -268,6 +270,7 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
             for j in jobs
         ],
         "seed_spread": spread_data,
+        "stability": stability_data,
         "comparisons": compare_data,
         "figures": [p.relative_to(out_dir).as_posix() for p in figures],
     }

@@ -31,20 +31,20 @@ def test_mcnemar_known_values(b, c, p):
 def test_paired_compare_counts_and_ci():
     a = run({0, 1, 2, 3, 4, 5, 6, 7, 8})  # 9/10
     b = run({0, 1, 2, 3, 4, 9})  # 6/10: A-only passes t5..t8 (4), B-only t9 (1)
-    r = paired_compare(a, b, stage="first", resamples=500)
+    r = paired_compare(a, b, stage="first")
     assert (r["tasks"], r["pairs"], r["b"], r["c"]) == (10, 10, 4, 1)
     assert r["diff"] == pytest.approx(0.3)
     assert r["pass_rate_a"] == pytest.approx(0.9) and r["pass_rate_b"] == pytest.approx(0.6)
     assert r["diff_ci_low"] <= 0.3 <= r["diff_ci_high"]
     assert r["mcnemar_p"] == pytest.approx(mcnemar_p(4, 1))
-    assert paired_compare(b, a, stage="first", resamples=500)["diff"] == pytest.approx(-0.3)
+    assert paired_compare(b, a, stage="first")["diff"] == pytest.approx(-0.3)
 
 
 def test_paired_compare_uses_only_shared_scored_pairs():
     a = run({0, 1}, tasks=3, extra=[rec("only_a", "passed")])
     b = run({0}, tasks=3)
     b[1] = rec("t1", "backend_error")  # unscored in B: the pair is dropped, not counted as B failing
-    r = paired_compare(a, b, stage="repair", resamples=100)
+    r = paired_compare(a, b, stage="repair")
     assert (r["tasks"], r["pairs"], r["only_a"], r["b"], r["c"]) == (2, 2, 2, 0, 0)
     assert r["diff"] == pytest.approx(0.0)
 

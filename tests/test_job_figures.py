@@ -66,11 +66,13 @@ def test_the_outcome_map_fits_164_tasks_with_more_samples_than_it_shows():
         plt.close(fig)
 
 
-def test_a_sweep_of_one_model_writes_no_paired_figure_and_says_why(tmp_path):
+def test_a_sweep_of_one_model_pairs_its_seeds_and_one_seed_says_why_not(tmp_path):
     jobs = [job([rec("t0", "passed", "m", s), rec("t1", "failed", "m", s)], seed=s) for s in (1, 2)]
     written, notes = write_sweep_figures(jobs, compare_jobs(jobs), tmp_path)
+    assert [p.name for p in written] == [SWEEP_PASS_AT_1, SWEEP_PAIRED] and notes == []  # seed 1 against seed 2
+    written, notes = write_sweep_figures(jobs[:1], compare_jobs(jobs[:1]), tmp_path)
     assert [p.name for p in written] == [SWEEP_PASS_AT_1]
-    assert notes[0] == f"{SWEEP_PAIRED} not written: one model per task set: no two models to pair."
+    assert notes[0] == f"{SWEEP_PAIRED} not written: one job per task set: nothing to pair."
 
 
 @pytest.mark.parametrize("models", [2, 6])
@@ -98,3 +100,26 @@ def test_the_sweep_figures_fit_their_labels(tmp_path, models):
                 assert all(start >= end - 0.5 for end, start in zip(ends, boxes[1:], strict=False))
         finally:
             plt.close(fig)
+
+
+def test_an_evalplus_job_draws_base_and_base_plus():
+    from runner.records import AttemptRecord
+    from runner.results.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS
+
+    def answer(task, hidden, plus):
+        return AttemptRecord(task_id=task, sample=0, attempt=0, seed=1, model="m", messages=[], options={},
+                             response="", code=None, outcome="passed" if hidden and plus else "failed", final=True,
+                             suites={"hidden": hidden, "properties": plus})  # fmt: skip
+
+    records = [answer("Mbpp/2", True, True), answer("Mbpp/3", True, False), answer("Mbpp/4", False, False)]
+    j = job(records)
+    j.metrics = summarize(records, resamples=50, levels=(*DEFAULT_LEVELS, *EVALPLUS_LEVELS))
+    fig = pass_at_1_figure(j)
+    try:  # repair off: the first attempt's two scores, not four copies of one
+        assert [t.get_text() for t in fig.axes[0].get_xticklabels()] == [
+            "base\nfirst attempt",
+            "base+plus\nfirst attempt",
+        ]
+        assert [round(p.get_height(), 3) for p in fig.axes[0].patches] == [66.667, 33.333]
+    finally:
+        plt.close(fig)

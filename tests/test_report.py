@@ -90,7 +90,9 @@ def test_report_seed_spread_line(tmp_path):
     text = make_report(jobs, tmp_path / "out").read_text()
     line = next(x for x in text.splitlines() if x.startswith("- **alpha** on seed10 over 3 seeds"))
     assert "first 60.0 (seed std 10.0, min 50.0, max 70.0" in line
-    assert "Paired comparisons" not in text
+    compared = text.split("## Paired comparisons")[1].split("##")[0]  # one model: only its seeds, each pair
+    pairs = [x.split(" on ")[0] for x in compared.splitlines() if x.startswith("- ")]
+    assert pairs == [f"- alpha s{a} vs alpha s{b}" for a, b in ((1, 2), (1, 2), (1, 3), (1, 3), (2, 3), (2, 3))]
 
 
 def test_report_without_jobs_fails_loudly(tmp_path):

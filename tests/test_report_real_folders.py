@@ -165,6 +165,11 @@ def test_a_sweep_writes_its_figures_logs_them_to_the_parent_and_the_report_reads
     found = client.search_runs([client.get_experiment_by_name("runner").experiment_id])
     (parent,) = [r for r in found if r.data.tags.get("runner.role") == "sweep"]
     assert artifacts(client, parent.info.run_id, "figures") == {"sweep_pass_at_1.png", "sweep_paired.png"}
+    verdicts = {k: v for k, v in parent.data.tags.items() if k.startswith("runner.verdict.")}
+    assert len(verdicts) == 10 and parent.data.tags["runner.seed_warnings"] == "0"  # 5 comparisons x 2 stages
+    pooled = verdicts["runner.verdict.coder_a vs coder_b.first"]
+    assert pooled.startswith("coder_a vs coder_b on ") and "no detectable difference" in pooled
+    assert parent.data.metrics["compare/coder_a vs coder_b/first/diff"] == pytest.approx(-1 / 3)
     jobs = [r for r in found if r.data.tags.get("runner.role") != "sweep"]
     assert len(jobs) == 4
     assert all(artifacts(client, r.info.run_id, "figures") == {"pass_at_1.png", "task_outcomes.png"} for r in jobs)
@@ -173,7 +178,15 @@ def test_a_sweep_writes_its_figures_logs_them_to_the_parent_and_the_report_reads
     assert {(r["model"], r["seed"]) for r in data["runs"]} == {(m, s) for m in ("coder_a", "coder_b") for s in (1, 2)}
     assert {"figures/sweep_pass_at_1.png", "figures/sweep_paired.png"} <= set(data["figures"])
     first = [c for c in data["comparisons"] if c["stage"] == "first"]
-    assert len(first) == 2 and all(c["diff"] == pytest.approx(-1 / 3) and (c["b"], c["c"]) == (0, 1) for c in first)
+    models = [c for c in first if c["model_a"] != c["model_b"]]  # seed 1, seed 2, then both seeds pooled
+    assert [c["job_a"] for c in models] == ["0_coder_a_s1", "1_coder_a_s2", "coder_a"]
+    assert all(c["diff"] == pytest.approx(-1 / 3) for c in models)
+    assert [(c["b"], c["c"], c["k_a"]) for c in models] == [(0, 1, 1), (0, 1, 1), (0, 2, 2)]
+    seeds = [c for c in first if c["model_a"] == c["model_b"]]  # each model's seed 1 against its seed 2
+    assert [(c["job_a"], c["job_b"], c["verdict"]) for c in seeds] == [
+        ("0_coder_a_s1", "1_coder_a_s2", "no_detectable_difference"),
+        ("2_coder_b_s1", "3_coder_b_s2", "no_detectable_difference"),
+    ]
 
     from runner.results.compare import compare_jobs
     from runner.results.sweep_figures import sweep_paired_figure, sweep_pass_at_1_figure
@@ -190,7 +203,7 @@ def test_a_sweep_writes_its_figures_logs_them_to_the_parent_and_the_report_reads
         plt.close(fig)
     fig = sweep_paired_figure(compare_jobs(loaded), loaded)
     try:
-        assert len(fig.axes[0].get_yticklabels()) == 4  # 2 seeds x (first attempt, after repair)
+        assert len(fig.axes[0].get_yticklabels()) == 10  # (2 seeds, pooled, 2 seed checks) x 2 stages
     finally:
         plt.close(fig)
 

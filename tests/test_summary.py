@@ -23,3 +23,23 @@ def test_headline_without_unscored_samples_says_nothing_more():
     table = summary_table(compose_config([]), summarize(records, resamples=20), task_table(records))
     headline = "**Passed: 1/2 first attempt, 1/2 after repair (policy-compliant: 1/2, 1/2; gate mode enforce).**"
     assert headline in table.splitlines()
+
+
+def test_the_summary_ends_with_what_the_run_can_and_cannot_say():
+    # 12 tasks x 4 samples: t0-t3 always pass, t4-t7 never, t8-t11 pass 2 of 4 (the unstable ones)
+    records = [
+        rec(f"t{i}", "passed" if i < 4 or (i >= 8 and s < 2) else "failed", sample=s)
+        for i in range(12)
+        for s in range(4)
+    ]
+    table = summary_table(compose_config([]), summarize(records, resamples=20), task_table(records))
+    section = table.split("### What this run can and cannot say")[1].strip().splitlines()
+    assert section[0].startswith("- Score: pass@1 0.500 (95% CI ") and "over 12 tasks × 4 sample(s)" in section[0]
+    assert "data noise dominates, so more tasks, not more samples" in section[0]
+    assert section[1].startswith("- To be told apart from another run of this size (paired over these 12 tasks")
+    assert section[2] == (
+        "- Tasks across this run's samples: 4 stable-pass, 4 stable-fail, 4 unstable: t8 (2/4), t9 (2/4), "
+        "t10 (2/4), t11 (2/4)."
+    )
+    assert section[3].startswith("- Verdicts: judged once each (judging.repeats=1)")
+    assert section[4] == "- Memorisation: not probed (no twins)."

@@ -137,9 +137,10 @@ class Experiment:
             extraction = kind.extract(self.cfg, task, answer_text(messages, generation.text))
             code = extraction.code
             verdict = await self._judge(task, code)
+            rejudged = await self._rejudge(task, code)
             final = attempt == budget or not repair_allowed(verdict)
             efficiency = await self._measure(task, code) if final and verdict.passed else None
-            self.writer.write(_record(base, generation, extraction, verdict, final, efficiency))
+            self.writer.write(_record(base, generation, extraction, verdict, final, efficiency, rejudged))
             if final:
                 self._advance(verdict.passed)
                 return
@@ -165,8 +166,13 @@ class Experiment:
         async with self._judge_slots:  # it runs in the sandbox's workers, like a verdict
             return await asyncio.to_thread(self.measure, task, code)
 
-    async def _judge(self, task: Task, code: str | None) -> Verdict:
-        key = self.judge_key(task, code)
+    async def _rejudge(self, task: Task, code: str | None) -> list[str]:
+        """The outcomes of judging the candidate `judging.repeats - 1` more times (each run cached on its own, so a
+        distinct candidate is judged that often once, whichever sample gave it)."""
+        return [(await self._judge(task, code, run)).outcome.value for run in range(1, self.cfg.judging.repeats)]
+
+    async def _judge(self, task: Task, code: str | None, run: int = 0) -> Verdict:
+        key = self.judge_key(task, code) if run == 0 else content_key(self.judge_key(task, code), "repeat", run)
         cached = self.cache.get("verdict", key)
         if cached is not None:
             return verdict_from_dict(cached)
@@ -178,7 +184,7 @@ class Experiment:
 
 
 def _record(base: dict, generation: Generation, extraction: Extraction, verdict: Verdict, final: bool,
-            efficiency: Efficiency | None = None) -> AttemptRecord:  # fmt: skip
+            efficiency: Efficiency | None = None, rejudged: list[str] | None = None) -> AttemptRecord:  # fmt: skip
     tests = {
         name: [{"name": t.name, "status": t.status, "message": t.message} for t in suite.tests]
         for name, suite in verdict.suites.items()
@@ -203,4 +209,5 @@ def _record(base: dict, generation: Generation, extraction: Extraction, verdict:
         violations=[dict(v) for v in verdict.violations],
         extraction=list(extraction.changes),
         efficiency=None if efficiency is None else efficiency.to_record(),
+        rejudged=list(rejudged or []),
     )

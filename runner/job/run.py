@@ -194,13 +194,15 @@ def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits,
         return []
     from runner.judging.gold_check import gold_rows
 
-    bench = Bench(pool, cfg.gate, cfg.repo, envs)  # the task set's own gate (profile and mode) and repo settings
+    # the task set's own gate (profile and mode) and repo settings; each reference run judging.repeats times
+    bench = Bench(pool, cfg.gate, cfg.repo, envs, gold_repeats=cfg.judging.repeats)
     phases = phases or Phases(enabled=False)
 
     def check(tasks: list) -> list:  # task by task, 4 at a time, to count them done
         return gold_with_progress(tasks, lambda t: kind_of(t).gold(t, bench), phases)
 
-    rows, cached = gold_rows(tasks, cache, (asdict(limits),), check, lambda task: kind_of(task).config_key(bench))
+    repeats = () if cfg.judging.repeats == 1 else (("repeats", cfg.judging.repeats),)  # 1: the key it always had
+    rows, cached = gold_rows(tasks, cache, (asdict(limits), *repeats), check, lambda t: kind_of(t).config_key(bench))
     if cached:
         phases.say(f"gold check: {cached} of {len(rows)} tasks' results cached from an earlier job")
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
@@ -227,6 +229,7 @@ def _finish(
 ) -> int:
     from runner.results.efficiency_scores import score_records
     from runner.results.job_figures import figures_for_job
+    from runner.results.run_limits import noise_metrics
     from runner.results.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
     from runner.results.summary import files_line, summary_table
     from runner.strength.mutation_audit import latest_audit_scores
@@ -247,6 +250,7 @@ def _finish(
     metrics.update(efficiency)  # empty unless efficiency.enabled measured a passing answer
     rows = [{**r, **by_task.get(r["task_id"], {})}
             for r in task_table(records, latest_audit_scores(cfg.task_set.name, cfg.cache_dir))]  # fmt: skip
+    metrics.update(noise_metrics(rows))  # the score's data and prediction noise (runner.results.noise)
     figures = figures_for_job(cfg, out_dir, records, metrics, run)  # written into out_dir/figures/, logged to the run
     table = summary_table(cfg, metrics, rows) + "\n" + files_line(out_dir, figures)
     print(table)

@@ -5,7 +5,8 @@ reference its own gate rejects is `policy_rejected`, never ok; in report mode it
 in the detail of an ok row.
 
 A task whose reference fails is a task or environment defect, never a model failure. Statuses:
-ok, env_missing_module, env_import_error, no_tests_collected, test_failed, timeout, and otherwise
+ok, env_missing_module, env_import_error, no_tests_collected, test_failed, timeout, flaky (a function task's
+reference run judging.repeats times whose result changed), and otherwise
 the verdict's own outcome (resource_exceeded, harness_error, signature_mismatch, ...). Repo tasks
 (runner.repo.gold_patch) add env_build_failed, fail_to_pass_already_pass, patch_failed and patch_forbidden.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -136,10 +138,16 @@ def check_each(tasks: Sequence[T], check: Callable[[T], R], threads: int = 4) ->
         return list(executor.map(check, tasks))
 
 
-def reference_result(task: Task, pool, gate: GateConfig | None = None) -> GoldResult:
-    """The gold result of one function task: its reference through `gate` (None: gate off) and all its suites."""
-    verdict = judge(task, task.reference, pool, gate if gate is not None else gate_off())
-    result = classify(task.id, verdict)
+def reference_result(task: Task, pool, gate: GateConfig | None = None, repeats: int = 1) -> GoldResult:
+    """The gold result of one function task: its reference through `gate` (None: gate off) and all its suites,
+    run `repeats` times; a reference whose result changes from run to run is `flaky` (and so excluded)."""
+    verdicts = [judge(task, task.reference, pool, gate if gate is not None else gate_off()) for _ in range(repeats)]
+    results = [classify(task.id, v) for v in verdicts]
+    if len({r.status for r in results}) > 1:
+        seen = ", ".join(f"{status}×{n}" for status, n in Counter(r.status for r in results).items())
+        why = next(r.detail for r in results if not r.ok)
+        return GoldResult(task.id, "flaky", f"the reference's result changed over {repeats} runs ({seen}): {why}")
+    verdict, result = verdicts[0], results[0]
     if result.ok and verdict.violations:
         found = "; ".join(f"rule {v['rule']} at line {v['line']}" for v in verdict.violations)
         result = GoldResult(task.id, "ok", f"gate violations (reported only): {found}")

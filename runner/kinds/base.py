@@ -33,6 +33,7 @@ class Bench:
     envs: Any = None  # runner.repo.env.Environments, needed by repo tasks only
     cpu_limits: Mapping[str, float] = field(default_factory=dict)
     limits_key: Mapping[str, Any] = field(default_factory=dict)
+    gold_repeats: int = 1  # how many times the gold check runs each reference (judging.repeats)
 
 
 @runtime_checkable

@@ -51,5 +51,5 @@ class FunctionKind:
         return verdict_key(with_cpu_limit(task, bench.cpu_limits), code, self.config_key(bench), bench.limits_key)
 
     def gold(self, task: Task, bench: Bench) -> GoldResult:
-        """The reference run as the candidate, through the gate, by all of its suites."""
-        return reference_result(task, bench.pool, bench.gate)
+        """The reference run as the candidate, through the gate, by all of its suites (`bench.gold_repeats` times)."""
+        return reference_result(task, bench.pool, bench.gate, bench.gold_repeats)

@@ -1,6 +1,7 @@
 """A job's own figures, written into its folder's figures/ and logged to its MLflow run.
 
     figures/pass_at_1.png      pass@1 with its bootstrap CI: first attempt, after repair, and both policy-compliant
+                               (on an EvalPlus set: base and base+plus)
     figures/task_outcomes.png  the outcome of every task (and sample): first attempt and after repair
     figures/efficiency.png     per task, the passing answers' instructions over the reference's (when measured:
                                runner.results.efficiency_figure)
@@ -35,17 +36,34 @@ BARS = (
 )
 
 
+EVALPLUS_BARS = (
+    ("pass_at_1_first_base", "base\nfirst attempt", "#9ecae1"),
+    ("pass_at_1_first_base_plus", "base+plus\nfirst attempt", "#3182bd"),
+    ("pass_at_1_repair_base", "base\nafter repair", "#a1d99b"),
+    ("pass_at_1_repair_base_plus", "base+plus\nafter repair", "#31a354"),
+)
+
+
+def bars(metrics: dict) -> tuple[tuple[str, str, str], ...]:
+    """The bars of pass_at_1.png: EvalPlus's base and base+plus on an EvalPlus set (after repair only when a
+    repair was tried), else first attempt, after repair and both policy-compliant."""
+    if "pass_at_1_first_base" not in metrics:
+        return BARS
+    return EVALPLUS_BARS if metrics.get("repair_attempted") else EVALPLUS_BARS[:2]
+
+
 def _samples_per_task(job: Job) -> int:
     return max([s.sample + 1 for s in group_samples(job.records)] + [0])
 
 
 def pass_at_1_figure(job: Job):
-    """Four bars, pass@1 in % with CI error bars: first attempt, after repair, policy-compliant first and after."""
+    """pass@1 in % with CI error bars, a bar per score of `bars` (EvalPlus's base and base+plus on its sets)."""
     plt = pyplot()
     size = (7.5, 4.8)
     fig, ax = plt.subplots(figsize=size, layout="constrained")
     m = job.metrics
-    for x, (key, _, colour) in enumerate(BARS):
+    shown = bars(m)
+    for x, (key, _, colour) in enumerate(shown):
         if key not in m:
             ax.text(x, 3, "n/a\n(nothing scored)", ha="center", va="bottom", fontsize=8)
             continue
@@ -53,8 +71,8 @@ def pass_at_1_figure(job: Job):
         ax.bar(x, value, 0.6, color=colour, edgecolor="black", linewidth=0.5,
                yerr=[[value - low], [high - value]], capsize=6)  # fmt: skip
         ax.text(x, high + 2, f"{value:.1f}%\n[{low:.1f}, {high:.1f}]", ha="center", va="bottom", fontsize=8)
-    ax.set_xticks(range(len(BARS)), [label for _, label, _ in BARS], fontsize=8)
-    ax.set_xlim(-0.6, len(BARS) - 0.4)
+    ax.set_xticks(range(len(shown)), [label for _, label, _ in shown], fontsize=8)
+    ax.set_xlim(-0.6, len(shown) - 0.4)
     ax.set_ylim(0, 119)
     ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("pass@1 (% of scored tasks)")

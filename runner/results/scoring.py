@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from runner.generation.sanitize import NOTE_PREFIX
 from runner.outcome import Outcome
 from runner.records import AttemptRecord
+from runner.results.job_folder import natural_key
 
 log = logging.getLogger(__name__)
 
@@ -185,6 +186,7 @@ def _outcome_metrics(samples: Sequence[SampleAttempts], stage: str) -> dict[str,
     out[f"answers_at_token_limit_{stage}"] = float(sum(r.finish_reason == "length" for r in present))
     out[f"test_failures_{stage}"] = float(counts[Outcome.FAILED])
     out[f"unscored_samples_{stage}"] = float(sum(counts[u] for u in UNSCORED))
+    out[f"flaky_verdicts_{stage}"] = float(sum(r.flaky for r in present))  # judging.repeats > 1 only
     return out
 
 
@@ -328,7 +330,8 @@ def _breakdown(outcomes: list[str]) -> str:
 
 
 def task_table(records: Sequence[AttemptRecord], audit: dict[str, float] | None = None) -> list[dict]:
-    """One row per task, for the job summary, the MLflow `tasks.json` table and the report's heat map.
+    """One row per task in natural order (HumanEval/2 before HumanEval/10), for the job summary, the MLflow
+    `tasks.json` table and the report's heat map.
 
     Per stage (first, repair): scored, passing and policy-compliant sample counts, the pass rate over
     scored samples (None when none is scored), the typical outcome (`outcome_<stage>`, the most common)
@@ -339,7 +342,7 @@ def task_table(records: Sequence[AttemptRecord], audit: dict[str, float] | None 
     for s in group_samples(records):
         by_task[s.task_id].append(s)
     rows = []
-    for task_id, samples in sorted(by_task.items()):
+    for task_id, samples in sorted(by_task.items(), key=lambda item: natural_key(item[0])):
         row: dict = {"task_id": task_id, "samples": len(samples)}
         for stage in STAGES:
             recs = [s.record(stage) for s in samples if s.record(stage) is not None]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from runner.config import Config
 from runner.results.efficiency_tables import summary_block
+from runner.results.run_limits import limits_lines
 from runner.results.scoring import UNSCORED
 
 WRITTEN_FIRST = ("config.yaml", "attempts.jsonl", "gold.json")  # before the summary, when the job writes them
@@ -58,6 +59,7 @@ def summary_table(cfg: Config, metrics: dict, rows: list[dict]) -> str:
                 lines.append(f"{name} {stage}: {_with_ci(metrics, key + level, cfg.scoring.ci_level)}")
     eff = cfg.efficiency  # the efficiency block, when passing answers were measured (runner.efficiency)
     lines += summary_block(metrics, rows, eff.slow_ratio, eff.lean_ratio, cfg.scoring.ci_level)
+    lines += limits_lines(cfg, metrics, rows)  # ends the summary: runner.results.run_limits
     return "\n".join(lines)
 
 

@@ -2,8 +2,8 @@
 runner.tracking.sweep_callback also logs them to the sweep's parent MLflow run).
 
     figures/sweep_pass_at_1.png  pass@1 of every model x seed side by side with its CI, first attempt and after repair
-    figures/sweep_paired.png     the paired comparisons between models (runner.results.compare.compare_jobs): the
-                                 difference in pass rate with its CI, discordant counts and McNemar p
+    figures/sweep_paired.png     the paired comparisons (runner.results.compare.compare_jobs): the difference in pass
+                                 rate with its CI, p, MDE and verdict, inconclusive ones drawn hollow
 """
 
 from __future__ import annotations
@@ -13,8 +13,11 @@ import textwrap
 from collections import defaultdict
 from pathlib import Path
 
+from runner.results.compare import is_pooled, is_seed_check, seeds_label
+from runner.results.comparison_text import side, verdict_words
 from runner.results.job_folder import FINISHED, Job, natural_key
 from runner.results.report_figures import pyplot, save, title
+from runner.results.verdicts import NO_DIFFERENCE
 
 SWEEP_PASS_AT_1 = "sweep_pass_at_1.png"
 SWEEP_PAIRED = "sweep_paired.png"
@@ -89,36 +92,75 @@ def _wrapped(label: str, chars: int) -> str:
 
 
 def _row_label(r: dict) -> str:
-    seeds = f"seed {r['seed_a']}" if r["seed_a"] == r["seed_b"] else f"seeds {r['seed_a']} vs {r['seed_b']}"
     stage = dict(STAGES)[r["stage"]]
-    return f"{r['model_a']} − {r['model_b']}\n{r['task_set']}, {seeds}, {stage}"
+    return f"{side(r, 'a')} − {side(r, 'b')}\n{r['task_set']}, {seeds_label(r)}, {stage}"
+
+
+def _drawn(r: dict) -> bool:
+    return bool(r.get("tasks")) and r.get("diff_ci_low") is not None
 
 
 def sweep_paired_figure(comparisons: list[dict], jobs: list[Job]):
-    """Forest plot: per comparison, model A's pass rate minus model B's in points with its paired bootstrap CI."""
+    """Forest plot: per comparison, A's pass rate minus B's in points with its CI and verdict; an inconclusive one
+    (no_detectable_difference) is drawn hollow and grey, and its MDE as a grey band around zero."""
     plt = pyplot()
-    rows = [r for r in comparisons if r.get("pairs")]
-    rows.sort(key=lambda r: (r["task_set"], natural_key(r["model_a"]), natural_key(r["model_b"]), r["seed_a"],
-                             r["stage"] != "first"))  # fmt: skip
+    rows = [r for r in comparisons if _drawn(r)]
+    rows.sort(
+        key=lambda r: (
+            r["task_set"],
+            is_seed_check(r),
+            is_pooled(r),
+            natural_key(r["model_a"]),
+            natural_key(r["model_b"]),
+            str(r["seed_a"]),
+            r["stage"] != "first",
+        )
+    )
     label_in = max([len(line) for r in rows for line in _row_label(r).split("\n")] + [10]) * 0.055
-    size = (label_in + 4.5 + 3.6, max(3.5, 0.55 * len(rows) + 2.2))  # labels, the plot, the annotations
+    size = (label_in + 4.5 + 4.2, max(3.5, 0.55 * len(rows) + 2.2))  # labels, the plot, the annotations
     fig, ax = plt.subplots(figsize=size, layout="constrained")
     ys = list(range(len(rows)))[::-1]
     for y, r in zip(ys, rows, strict=True):
         diff, low, high = (100 * r[k] for k in ("diff", "diff_ci_low", "diff_ci_high"))
         colour = "#3182bd" if r["stage"] == "first" else "#e6550d"
-        ax.errorbar(diff, y, xerr=[[diff - low], [high - diff]], fmt="o", color=colour, capsize=4, markersize=6)
-        ax.annotate(f"{diff:+.1f} [{low:+.1f}, {high:+.1f}]; passed by A only {r['b']}, B only {r['c']}; "
-                    f"McNemar p = {r['mcnemar_p']:.2g}",
-                    (1.01, y), xycoords=("axes fraction", "data"), va="center", fontsize=7)  # fmt: skip
+        decided = r["verdict"] != NO_DIFFERENCE
+        if r.get("mde"):
+            ax.plot([-100 * r["mde"], 100 * r["mde"]], [y, y], color="#d9d9d9", linewidth=7, solid_capstyle="butt")
+        ax.errorbar(
+            diff,
+            y,
+            xerr=[[diff - low], [high - diff]],
+            fmt="o",
+            capsize=4,
+            markersize=6,
+            color=colour if decided else "#969696",
+            markerfacecolor=colour if decided else "white",
+        )
+        mde = "n/a" if r.get("mde") is None else f"{100 * r['mde']:.1f}"
+        ax.annotate(
+            f"{verdict_words(r)}: {diff:+.1f} [{low:+.1f}, {high:+.1f}], p = {r['p']:.2g}, MDE {mde}",
+            (1.01, y),
+            xycoords=("axes fraction", "data"),
+            va="center",
+            fontsize=7,
+            fontweight="bold" if decided else "normal",
+        )
     ax.axvline(0, color="black", linewidth=0.8, linestyle="--")
     ax.set_yticks(ys, [_row_label(r) for r in rows], fontsize=7)
     ax.set_ylim(-0.7, len(rows) - 0.3)
     span = max([abs(100 * r[k]) for r in rows for k in ("diff_ci_low", "diff_ci_high")] + [5.0])
     ax.set_xlim(-span * 1.15, span * 1.15)
     level = round(100 * rows[0]["ci_level"]) if rows else 95
-    ax.set_xlabel(f"difference in pass@1, A − B (points; {level}% paired bootstrap CI over shared tasks)")
-    title(fig, "Paired comparisons between models (blue: first attempt, orange: after repair)", jobs, size[0])
+    ax.set_xlabel(
+        f"difference in pass@1, A − B (points; {level}% CI, paired over shared tasks; grey band: the "
+        "smallest difference detectable at 80% power)"
+    )
+    title(
+        fig,
+        "Paired comparisons (blue: first attempt, orange: after repair; hollow grey: no detectable difference)",
+        jobs,
+        size[0],
+    )
     return fig
 
 
@@ -129,8 +171,8 @@ def write_sweep_figures(jobs: list[Job], comparisons: list[dict], folder: Path) 
     """
     folder = Path(folder)
     written = [save(sweep_pass_at_1_figure(jobs), folder / SWEEP_PASS_AT_1)]
-    if any(r.get("pairs") for r in comparisons):
+    if any(_drawn(r) for r in comparisons):
         written.append(save(sweep_paired_figure(comparisons, jobs), folder / SWEEP_PAIRED))
         return written, []
-    why = "no two models share scored tasks" if comparisons else "one model per task set: no two models to pair"
+    why = "no two jobs share scored tasks" if comparisons else "one job per task set: nothing to pair"
     return written, [f"{SWEEP_PAIRED} not written: {why}.", ""]

@@ -19,7 +19,8 @@ the sweep directory and the environment variable `tracking.PARENT_ENV`.
 `runner.failed_job.<job number>` (its overrides and error line). The launchers run every job of the sweep
 and then re-raise the first failure, so `on_multirun_end` is not called then; either way the sweep's end
 writes the sweep report with `runner.report.make_report` (a job that failed shown as incomplete; the
-report's figures/ logged to the parent run under figures/), lists the failed jobs in the parent run
+report's figures/ logged to the parent run under figures/, each comparison's verdict as a tag and its figures as
+metrics: runner.tracking.sweep_verdicts), lists the failed jobs in the parent run
 (tag `runner.failed_jobs`, artifact `failed_jobs.json`) and ends it: FINISHED when every job succeeded,
 FAILED when one failed (or the report failed), KILLED on SIGINT / SIGTERM.
 """
@@ -171,8 +172,11 @@ class MlflowSweepCallback(Callback):
         client.set_tag(run_id, "runner.jobs", str(len(jobs)))
         if self.report and jobs:
             from runner.report import make_report
+            from runner.tracking.sweep_verdicts import log_verdicts
 
             report = make_report(jobs, self.sweep_dir)
+            comparisons = json.loads((report.parent / "report.json").read_text())["comparisons"]
+            log_verdicts(client, run_id, comparisons)  # runner.tracking.sweep_verdicts
             for name in (report.name, "pass_counts.png", "task_heatmap.png", "report.json"):
                 path = report.parent / name
                 if path.is_file():
