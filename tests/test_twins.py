@@ -162,7 +162,7 @@ def test_examples_twin_shows_none_of_the_replaced_examples(twins, seed10, humane
             continue
         old = find_examples(task.prompt, task.entry_point)
         new = find_examples(twin.prompt, twin.entry_point)
-        assert len(new) == len(old) and old
+        assert old and 1 <= len(new) <= len(old)
         for example in old:
             assert example.call not in twin.prompt, (task.id, example.call)
             if task.id.startswith("HumanEval"):  # its visible suite is made from the prompt: made again

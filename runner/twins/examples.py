@@ -13,9 +13,13 @@ import re
 from dataclasses import dataclass
 
 from runner.syntax_tree import parse_tree
-from runner.tasks.importers import _OUTPUT_ENDS, _SEPARATORS, _is_call, _literal
+from runner.tasks.importers import _OUTPUT_ENDS, _is_call, _literal
 from runner.twins.inputs import call_args
 from runner.twins.rename import NotTwinnable
+
+_SEPARATORS = re.compile(r"\s*(?:==>|==|➞|=>|->|→|=|should return|returns)\s*")
+"""Between an inline example's call and its output: the importers' forms, and HumanEval's `==>` and ` = `."""
+_EXAMPLE_WORDS = re.compile(r"\b(?:[Oo]utput|[Ii]nput)\s*:|==>|=>|➞|→")
 
 
 @dataclass(frozen=True)
@@ -151,10 +155,16 @@ def _rewrite_assert(line: str, entry_point: str, call: str, output: str, output_
 
 
 def rewrite(prompt: str, entry_point: str, examples: list[Example], shown: list[tuple[str, str, object]]) -> str:
-    """The prompt with each example replaced by one of `shown` (call text, output text, output value), in order."""
+    """The prompt with each example replaced by one of `shown` (call text, output text, output value), in order;
+    examples beyond `shown` are deleted, which only a doctest or assert line can be (else NotTwinnable)."""
     lines = prompt.splitlines()
     tail = "\n" if prompt.endswith("\n") else ""
-    pairs = sorted(zip(examples, shown, strict=True), key=lambda p: (-p[0].first, -p[0].col))
+    surplus = examples[len(shown) :]
+    if any(e.form == "inline" for e in surplus):
+        raise NotTwinnable(f"fewer other inputs than examples, and the example {surplus[0].call} is part of a sentence")
+    for example in sorted(surplus, key=lambda e: -e.first):
+        del lines[example.first : example.end]
+    pairs = sorted(zip(examples, shown, strict=False), key=lambda p: (-p[0].first, -p[0].col))
     for example, (call, output, value) in pairs:
         line = lines[example.first]
         indent = line[: len(line) - len(line.lstrip())]
@@ -171,3 +181,10 @@ def rewrite(prompt: str, entry_point: str, examples: list[Example], shown: list[
             new = [line[:start] + call + after[: sep.end()] + lead + output + rest.lstrip()[len(example.expected) :]]
         lines[example.first : example.end] = new
     return "\n".join(lines) + tail
+
+
+def unfound_examples(prompt: str, examples: list[Example]) -> bool:
+    """Whether the prompt seems to show examples in some form find_examples does not read (`Input: ... Output:`)."""
+    lines = prompt.splitlines()
+    covered = {i for e in examples for i in range(e.first, e.end)}
+    return any(_EXAMPLE_WORDS.search(line) for i, line in enumerate(lines) if i not in covered and "def " not in line)

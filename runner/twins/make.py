@@ -18,7 +18,7 @@ from pathlib import Path
 from runner.tasks.importers import KNOWN_WRONG_EXAMPLES, _assert_tests, visible_suite
 from runner.tasks.model import Task
 from runner.twins import transform
-from runner.twins.examples import Example, find_examples, rewrite
+from runner.twins.examples import Example, find_examples, rewrite, unfound_examples
 from runner.twins.inputs import Output, literal_repr, plus_rows, probe, suite_inputs
 from runner.twins.layout import formatted
 from runner.twins.rename import NotTwinnable, rename_twin
@@ -129,8 +129,8 @@ def examples_twin(plan: _Plan) -> Task:
     for args, out in zip(plan.fresh, outputs, strict=True):
         if out.ok and out.text is not None and literal_repr(_value(out)) is not None and len(out.text) <= LONGEST_INPUT:
             shown.append((_call(task.entry_point, args), out.text, _value(out)))
-    if len(shown) < count:
-        raise NotTwinnable(f"{len(shown)} other input(s) with a shown output for the prompt's {count} example(s)")
+    if not shown:
+        raise NotTwinnable(f"no other input with an output short enough to show, for the prompt's {count} example(s)")
     prompt = rewrite(task.prompt, task.entry_point, plan.examples, shown[:count])
     kept = [e.call for e in plan.examples if e.call in prompt]
     if kept:
@@ -152,7 +152,8 @@ def transform_twin(plan: _Plan, plus: list) -> Task:
         value = transform.apply(kind, _value(out))
         shown.append((example.call, repr(value), value))
     prompt = rewrite(task.prompt, task.entry_point, plan.examples, shown) if count else task.prompt
-    prompt = transform.with_sentence(prompt, transform.sentence(kind, bool(count)))
+    other = unfound_examples(task.prompt, plan.examples)
+    prompt = transform.with_sentence(prompt, transform.sentence(kind, bool(count), other))
     return transform.transformed(task, kind, prompt, _visible(task, prompt, task.entry_point))
 
 

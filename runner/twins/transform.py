@@ -84,10 +84,15 @@ def apply(kind: str, value):
     return eval(TRANSFORMS[kind].forward, {}, namespace)  # noqa: S307 (our own table of expressions)
 
 
-def sentence(kind: str, shows_examples: bool) -> str:
-    """The statement the twin's prompt adds."""
-    examples = " The examples show the value to return." if shows_examples else ""
-    return f"Important: do not return the result described above; return {TRANSFORMS[kind].phrase} instead.{examples}"
+def sentence(kind: str, shows_examples: bool, other_examples: bool) -> str:
+    """The statement the twin's prompt adds (`shows_examples`: the examples written as calls were transformed;
+    `other_examples`: the prompt has others, in a form left as it was)."""
+    text = f"Important: do not return the result described above; return {TRANSFORMS[kind].phrase} instead."
+    if shows_examples and other_examples:
+        return f"{text} The examples written as calls show the value to return; any other shows the result before."
+    if other_examples:
+        return f"{text} The examples show the result before this change."
+    return f"{text} The examples show the value to return." if shows_examples else text
 
 
 def transformed_reference(task: Task, kind: str) -> str:
