@@ -250,7 +250,7 @@ def _finish(
     from runner.strength.mutation_audit import latest_audit_scores
 
     started = time.perf_counter()
-    twins = twin_part(cfg, tasks, excluded, records, out_dir)  # the headline is the originals' alone
+    twins = twin_part(cfg, excluded, records, out_dir)  # the headline is the originals' alone
     metrics = summarize(
         twins.originals,
         ks=tuple(cfg.scoring.k),

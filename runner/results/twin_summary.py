@@ -27,11 +27,25 @@ class TwinPart:
     twin_ids: frozenset[str] = frozenset()
 
 
-def twin_part(cfg, tasks: list, excluded: list[dict], records: list[AttemptRecord], out_dir: Path) -> TwinPart:
-    """The twins' share of a job's end. `tasks` may include twins (`twin_of` set); none: only `originals` is set."""
-    record_file = Path(out_dir) / "twins.json"
-    made = json.loads(record_file.read_text()) if record_file.is_file() else {"twins": [], "skipped": []}
-    twins = {t["id"]: (t["twin_of"], t["family"]) for t in made["twins"]}
+TWINS_FILE = "twins.json"
+"""A job folder's record of its twins (runner.twins.make.twins_record): each twin's id, original and family."""
+
+
+def twins_made(job_dir: Path) -> dict:
+    """The job folder's twins.json, or an empty record for a job without twins."""
+    path = Path(job_dir) / TWINS_FILE
+    return json.loads(path.read_text()) if path.is_file() else {"twins": [], "skipped": []}
+
+
+def twin_map(made: dict) -> dict[str, tuple[str, str]]:
+    """Twin id -> (its original's id, its family), from a twins.json record."""
+    return {t["id"]: (t["twin_of"], t["family"]) for t in made["twins"]}
+
+
+def twin_part(cfg, excluded: list[dict], records: list[AttemptRecord], out_dir: Path) -> TwinPart:
+    """The twins' share of a job's end (its twins from twins.json; none: only `originals` is set)."""
+    made = twins_made(out_dir)
+    twins = twin_map(made)
     if not twins:
         return TwinPart(list(records))
     originals = [r for r in records if r.task_id not in twins]
@@ -61,3 +75,25 @@ def twin_part(cfg, tasks: list, excluded: list[dict], records: list[AttemptRecor
     except Exception as exc:  # the job's results stand without the figure
         log.warning("twins figure not written (%s: %s)", type(exc).__name__, exc)
     return part
+
+
+def report_lines(scored: list[tuple[str, dict]]) -> list[str]:
+    """The report's twins section: per family, each job's drop with its CI and p ("A drops 14.0 points [8.0, 20.0]
+    on rename twins"); `scored` holds (job label, its twin_scores)."""
+    families = list(dict.fromkeys(f for _, scores in scored for f in scores))
+    lines = []
+    for family in families:
+        parts = []
+        for label, scores in scored:
+            s = scores.get(family)
+            if s is None or s.get("drop") is None:
+                continue
+            parts.append(
+                f"{label} drops {100 * s['drop']:.1f} points [{100 * s['ci_low']:.1f}, "
+                f"{100 * s['ci_high']:.1f}] (p={s['p']:.2g}; {s['tasks']} tasks, "
+                f"{100 * s['passed_original']:.1f}% → {100 * s['passed_twin']:.1f}%; "
+                f"{len(s['suspects'])} suspect(s))"
+            )
+        if parts:
+            lines.append(f"- **{family}** twins: " + "; ".join(parts))
+    return lines
