@@ -59,7 +59,7 @@ def twins(seed10, humaneval, tmp_path_factory):
 @pytest.fixture(scope="module")
 def pool():
     sandbox = pytest.importorskip("runner.sandbox.workers.pool")
-    with sandbox.WorkerPool(workers=2, limits=sandbox.Limits(timeout_s=10.0, cpu_s=10.0)) as running:
+    with sandbox.WorkerPool(workers=2, limits=sandbox.Limits(timeout_s=120.0, cpu_s=10.0)) as running:
         yield running
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,6 +143,9 @@ def examples_twin(plan: _Plan) -> Task:
 def transform_twin(plan: _Plan, plus: list) -> Task:
     """The prompt asks for transformation ∘ result; examples show transformed outputs; suites see the inverse."""
     task, count = plan.task, len(plan.examples)
+    loose = re.search(r"^_COMPARE = '(set|not_none)'", task.suites.get("properties", ""), re.MULTILINE)
+    if loose:
+        raise NotTwinnable(f"its outputs are compared loosely ({loose.group(1)}): a transformation changes nothing")
     ok = [o for o in plan.outputs if o.ok]
     types = {o.type for o in ok} | {type(s[1]).__name__ for _, s in plus if s and s[0] and s[1] is not None}
     kind = transform.result_kind(types)

@@ -70,6 +70,8 @@ def result_kind(types: set[str]) -> str:
     """The one result type a task's reference returns, if it has a transformation (else NotTwinnable)."""
     if not types:
         raise NotTwinnable("the reference returned no value on any known input")
+    if types == {"int", "float"}:  # a number either way: negated, exact for both
+        return "float"
     if len(types) > 1:
         raise NotTwinnable(f"its results are of several types ({', '.join(sorted(types))})")
     (kind,) = types
