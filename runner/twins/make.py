@@ -120,6 +120,16 @@ def _value(output: Output):
     return literal_eval(output.text)
 
 
+def _showable(output: Output) -> bool:
+    """Whether an output can be written as a literal that reads back equal (not a Counter, not nan)."""
+    if not output.ok or output.text is None:
+        return False
+    try:
+        return literal_repr(_value(output)) is not None
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return False
+
+
 def examples_twin(plan: _Plan) -> Task:
     """Examples on other inputs in place of the prompt's, their outputs the reference's."""
     task, count = plan.task, len(plan.examples)
@@ -128,7 +138,7 @@ def examples_twin(plan: _Plan) -> Task:
     outputs = plan.outputs[count : count + len(plan.fresh)]
     shown = []
     for args, out in zip(plan.fresh, outputs, strict=True):
-        if out.ok and out.text is not None and literal_repr(_value(out)) is not None and len(out.text) <= LONGEST_INPUT:
+        if _showable(out) and len(out.text) <= LONGEST_INPUT:
             shown.append((_call(task.entry_point, args), out.text, _value(out)))
     if not shown:
         raise NotTwinnable(f"no other input with an output short enough to show, for the prompt's {count} example(s)")
@@ -151,7 +161,7 @@ def transform_twin(plan: _Plan, plus: list) -> Task:
     kind = transform.result_kind(types)
     shown = []
     for example, out in zip(plan.examples, plan.outputs[:count], strict=True):
-        if not out.ok or out.text is None or literal_repr(_value(out)) is None:
+        if not _showable(out):
             raise NotTwinnable(f"the example {example.call} has no output to show transformed")
         value = transform.apply(kind, _value(out))
         shown.append((example.call, repr(value), value))

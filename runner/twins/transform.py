@@ -121,18 +121,18 @@ def transformed_reference(task: Task, kind: str) -> str:
 
 def suite_through_inverse(body: str, entry_point: str) -> str:
     """A suite that checks the original result on the answer seen through the inverse transformation (and on the
-    reference's, where the suite computes an expected output with it)."""
+    reference's, where the suite computes an expected output with it). The suite's calls of the entry point are
+    renamed (through the parser) to a private name bound to the answer seen that way: the entry point's own name
+    stays bound as in the original suite (an entry point named test_*, Mbpp/19's, must not become a test)."""
     calls_reference = re.compile(rf"\breference\.{re.escape(entry_point)}\(")
-    head = (
-        f"_twin_answer = {entry_point}\n\n\ndef {entry_point}(*args, **kwargs):\n"
-        f"    return _twin_backward(_twin_answer(*args, **kwargs))\n"
-    )
+    head = f"def _twin_seen(*args, **kwargs):\n    return _twin_backward({entry_point}(*args, **kwargs))\n"
     if calls_reference.search(body):
         body = calls_reference.sub("_twin_reference(", body)
         head += (
             f"\n\ndef _twin_reference(*args, **kwargs):\n"
             f"    return _twin_backward(reference.{entry_point}(*args, **kwargs))\n"
         )
+    body = rename_code(body, {entry_point: "_twin_seen"}, {}, entry_point)
     return head + "{helper}\n\n" + body
 
 
