@@ -100,6 +100,17 @@ class Importer(StrEnum):
     mbpp = "mbpp"
 
 
+class TwinFamily(StrEnum):
+    """Which twins each function task gets (runner.twins): none, one family, or all four."""
+
+    off = "off"
+    rename = "rename"
+    examples = "examples"
+    format = "format"
+    transform = "transform"
+    all = "all"
+
+
 class GoldOnFailure(StrEnum):
     """A task whose reference fails its own suites: `exclude` it from the job, or `abort` the job."""
 
@@ -277,6 +288,14 @@ class GoldConfig:
 
 
 @dataclass
+class TwinsConfig:
+    """Twins of every function task, made at run time and gold-checked; their score drop tells skill from memory."""
+
+    family: TwinFamily = TwinFamily.off  # off, one family (rename, examples, format, transform) or all
+    seed: int = ruled(NOT_NEGATIVE, 0)  # new names and example inputs; its own, so a sweep's seeds share twins
+
+
+@dataclass
 class RepoConfig:
     """Repository-level tasks: the answer format and where their environments come from."""
 
@@ -338,6 +357,7 @@ class Config:
     scoring: ScoringConfig = field(default_factory=ScoringConfig)
     judging: JudgingConfig = field(default_factory=JudgingConfig)
     efficiency: EfficiencyConfig = field(default_factory=EfficiencyConfig)
+    twins: TwinsConfig = field(default_factory=TwinsConfig)
     seed: int = ruled(NOT_NEGATIVE, 42)
     cache_dir: str = ruled(TEXT, ".cache/runner")
     progress: bool = True

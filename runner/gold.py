@@ -1,8 +1,10 @@
 """`python -m runner.gold`: the gold check of a task set, a row per task (what it checks: runner.judging.gold_check).
 
-    python -m runner.gold task_set=seed10 [out=FILE] [workers=N] [judging.repeats=K] [other Hydra overrides]
+    python -m runner.gold task_set=seed10 [out=FILE] [workers=N] [judging.repeats=K] [twins=all] [other Hydra overrides]
 
-judging.repeats=K runs each reference K times; one whose result changes is `flaky`.
+judging.repeats=K runs each reference K times; one whose result changes is `flaky`. With `twins=...` the twins
+of every function task are checked too, and a block per family says how many twins of the tasks whose reference
+passes pass their own suites, and why each other one does not (or was not made).
 
 Exit status 1 when any task's reference fails.
 """
@@ -18,6 +20,7 @@ from runner.compose import compose_config
 from runner.judging.gold_check import GoldResult, pip_name
 from runner.kinds.base import Bench
 from runner.kinds.registry import check_references
+from runner.twins.make import twin_gold_block, with_twins
 
 
 def _table(results: list[GoldResult]) -> str:
@@ -55,11 +58,16 @@ def main(argv: list[str]) -> int:
     workers = options.get("workers", cfg.sandbox.workers)
     with WorkerPool(workers, Limits.from_config(cfg.sandbox), wait=False) as pool:  # warms up while tasks load
         tasks = load_task_set(cfg.task_set, cfg.cache_dir)
+        tasks, skipped, line = with_twins(tasks, cfg.twins.family, cfg.twins.seed, cfg.cache_dir)
+        if line:
+            print(line, flush=True)
         bench = Bench(pool, cfg.gate, cfg.repo, environments(cfg), gold_repeats=cfg.judging.repeats)
         results = check_references(tasks, bench, threads=2 * workers)
     print(_table(results))
     bad = [r for r in results if not r.ok]
     print(f"\n{len(results) - len(bad)}/{len(results)} ok" + (f"; {len(bad)} not ok" if bad else ""))
+    if line:
+        print(twin_gold_block(tasks, results, skipped))
     if "out" in options:
         report = [_row(r) for r in results]
         Path(options["out"]).write_text(json.dumps(report, indent=2) + "\n")

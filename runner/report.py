@@ -39,6 +39,8 @@ from runner.results.report_figures import plot_pass_counts, plot_task_heatmap, s
 from runner.results.scoring import scoring_notes, summarize
 from runner.results.stability import pooled_counts, stability, stability_line
 from runner.results.sweep_figures import write_sweep_figures
+from runner.results.twin_scores import twin_scores
+from runner.results.twin_summary import report_lines, twin_map, twins_made
 
 
 def _pct(x: float | None) -> str:
@@ -214,6 +216,13 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
     for j in jobs:
         seen[(j.model, j.seed, j.task_set)] += 1
     several_sets = len({j.task_set for j in jobs}) > 1
+    twin_scored = []
+    for j in jobs:
+        twins = twin_map(twins_made(j.path))
+        if twins:  # the twins' records are scored apart; every other figure is the originals'
+            scores = twin_scores(j.records, twins, j.ci_level)
+            j.records = [r for r in j.records if r.task_id not in twins]
+            twin_scored.append((j, scores))
     for j in jobs:
         j.label = f"{j.model} s{j.seed}" + (f" {j.task_set}" if several_sets else "")
         j.label += f" ({j.path.name})" if seen[(j.model, j.seed, j.task_set)] > 1 else ""
@@ -240,6 +249,10 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
     compare = _compare_lines(compare_data)
     if compare:
         lines += ["## Paired comparisons (shared scored tasks)", "", COMPARISONS_NOTE, "", *compare, ""]
+    twin_lines = report_lines([(j.label, scores) for j, scores in twin_scored])
+    if twin_lines:
+        lines += ["## Twins: skill or memory (drop = original − twin, first attempt, paired over tasks)", ""]
+        lines += [*twin_lines, ""]
     notes = _status_notes(jobs) + [f"- {j.label}: {n}" for j in jobs for n in scoring_notes(j.records, j.ks)]
     if notes:
         lines += ["## Notes", "", *notes, ""]
@@ -272,6 +285,7 @@ def make_report(job_dirs: list[Path], out_dir: Path) -> Path:
         "seed_spread": spread_data,
         "stability": stability_data,
         "comparisons": compare_data,
+        "twins": {j.label: scores for j, scores in twin_scored},
         "figures": [p.relative_to(out_dir).as_posix() for p in figures],
     }
     (out_dir / "report.json").write_text(json.dumps(data, indent=2, default=str) + "\n")

@@ -42,4 +42,6 @@ def test_the_summary_ends_with_what_the_run_can_and_cannot_say():
         "t10 (2/4), t11 (2/4)."
     )
     assert section[3].startswith("- Verdicts: judged once each (judging.repeats=1)")
-    assert section[4] == "- Memorisation: not probed (no twins)."
+    assert section[4].startswith("- Memorisation: not probed (twins=off;")
+    probed = summary_table(compose_config(["twins=all"]), summarize(records, resamples=20), task_table(records))
+    assert "- Memorisation: probed with twins=all: the drop per family is in the twins table" in probed

@@ -60,6 +60,7 @@ def run_job(cfg: Config, out_dir: Path) -> int:
     tasks = load_task_set(cfg.task_set, cfg.cache_dir)
     if not tasks:
         raise NotStarted(f"task set {cfg.task_set.name!r} selects no tasks; check task_set.ids/limit/created_after")
+    tasks = _with_twins(cfg, tasks, out_dir, phases)
     phases.tasks(cfg.task_set.name, len(tasks), cfg.sampling.n)
     if cfg.sampling.temperature == 0 and cfg.sampling.n > 1:
         log.warning("sampling.n=%d at temperature 0: samples differ only by seed (flagged in the run)", cfg.sampling.n)
@@ -73,6 +74,18 @@ def run_job(cfg: Config, out_dir: Path) -> int:
     for run in runs:
         run.end("FINISHED")
     return code
+
+
+def _with_twins(cfg: Config, tasks: list[Task], out_dir: Path, phases: Phases) -> list[Task]:
+    """The tasks and their twins (runner.twins; none with twins=off), twins.json written when there are any."""
+    if cfg.twins.family == "off":
+        return tasks
+    from runner.twins.make import twins_record, with_twins
+
+    tasks, skipped, line = with_twins(tasks, cfg.twins.family, cfg.twins.seed, cfg.cache_dir)
+    phases.say(line)
+    (out_dir / "twins.json").write_text(json.dumps(twins_record(tasks, skipped), indent=2))
+    return tasks
 
 
 def _open_run(cfg: Config, out_dir: Path) -> JobRun:
@@ -208,6 +221,10 @@ def _gold_gate(cfg: Config, tasks: list[Task], pool: WorkerPool, limits: Limits,
     (out_dir / "gold.json").write_text(json.dumps(rows, indent=2))
     bad = [r for r in rows if r["status"] != "ok"]
     phases.say(f"gold check: {len(rows) - len(bad)}/{len(rows)} references pass their own tests")
+    twins = {t.id for t in tasks if getattr(t, "twin_of", "")}
+    if any(r["task_id"] in twins for r in bad):  # a twin whose reference fails is excluded, never judged
+        phases.say(f"gold check: {sum(r['task_id'] in twins for r in bad)} twin(s) excluded (reasons: gold.json)")
+        bad = [r for r in bad if r["task_id"] not in twins]
     if bad:
         lines = "\n".join(f"  {r['task_id']}: {r['status']} {r['detail']}" for r in bad)
         if cfg.gold.on_failure == "abort":
@@ -232,11 +249,13 @@ def _finish(
     from runner.results.run_limits import noise_metrics
     from runner.results.scoring import DEFAULT_LEVELS, EVALPLUS_LEVELS, summarize, task_table
     from runner.results.summary import files_line, summary_table
+    from runner.results.twin_summary import twin_part
     from runner.strength.mutation_audit import latest_audit_scores
 
     started = time.perf_counter()
+    twins = twin_part(cfg, excluded, records, out_dir)  # the headline is the originals' alone
     metrics = summarize(
-        records,
+        twins.originals,
         ks=tuple(cfg.scoring.k),
         ci_level=cfg.scoring.ci_level,
         resamples=cfg.scoring.bootstrap_resamples,
@@ -245,17 +264,19 @@ def _finish(
     )
     metrics["generations_cached"] = float(cache.hits_by_namespace.get("generation", 0))  # a resumed run's hits
     scoring, eff = cfg.scoring, cfg.efficiency
-    efficiency, by_task = score_records(records, eff.slow_ratio, eff.lean_ratio, scoring.ci_level,
+    efficiency, by_task = score_records(twins.originals, eff.slow_ratio, eff.lean_ratio, scoring.ci_level,
                                         scoring.bootstrap_resamples, scoring.bootstrap_seed)  # fmt: skip
     metrics.update(efficiency)  # empty unless efficiency.enabled measured a passing answer
     rows = [{**r, **by_task.get(r["task_id"], {})}
-            for r in task_table(records, latest_audit_scores(cfg.task_set.name, cfg.cache_dir))]  # fmt: skip
+            for r in task_table(twins.originals, latest_audit_scores(cfg.task_set.name, cfg.cache_dir))]  # fmt: skip
     metrics.update(noise_metrics(rows))  # the score's data and prediction noise (runner.results.noise)
-    figures = figures_for_job(cfg, out_dir, records, metrics, run)  # written into out_dir/figures/, logged to the run
-    table = summary_table(cfg, metrics, rows) + "\n" + files_line(out_dir, figures)
+    figures = twins.figures + figures_for_job(cfg, out_dir, twins.originals, metrics, run)  # logged to the run
+    table = "\n".join([summary_table(cfg, metrics, rows), *twins.lines, files_line(out_dir, figures)])
     print(table)
     (out_dir / "summary.md").write_text(table + "\n")
-    (out_dir / "summary.json").write_text(json.dumps(metrics, indent=2, sort_keys=True))
+    metrics.update(twins.flat)  # MLflow metrics twins_<family>_<key>; summary.json also has them nested
+    summary = {**metrics, "twins": twins.nested} if twins.nested else metrics
+    (out_dir / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True))
     tags = {
         "harness_version": f"{runner.__version__}+h{harness_fingerprint()[:12]}",
         "task_set": cfg.task_set.name,
@@ -294,7 +315,7 @@ def _finish(
             f"WARNING: {unscored} sample(s) unscored (backend or harness errors); see attempts.jsonl",
             file=sys.stderr,
         )
-    return 2 if unscored or excluded else 0
+    return 2 if unscored or any(r["task_id"] not in twins.twin_ids for r in excluded) else 0
 
 
 def _git_commit() -> str:

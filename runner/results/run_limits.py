@@ -36,15 +36,11 @@ def noise_metrics(rows: list[dict]) -> dict[str, float]:
 
 
 def _twins(cfg) -> str:
-    """Whether the memorisation probe ran: `cfg.twins` read defensively (the switch may not exist)."""
-    twins = getattr(cfg, "twins", None)
-    if twins is None:
-        return "not probed (no twins)"
-    name = getattr(twins, "name", None) or getattr(twins, "mode", None)
-    enabled = getattr(twins, "enabled", None)
-    if enabled is False or str(name) == "off" or str(twins) == "off":
-        return "not probed (twins off)"
-    return f"probed (twins {name or 'on'})"
+    """Whether the memorisation probe ran: the `twins` switch (runner.twins) and where its drop is reported."""
+    family = str(cfg.twins.family)
+    if family == "off":
+        return "not probed (twins=off; `twins=all` adds perturbed twins of every task and reports the score drop)"
+    return f"probed with twins={family}: the drop per family is in the twins table of this summary"
 
 
 def limits_lines(cfg, metrics: dict, rows: list[dict]) -> list[str]:

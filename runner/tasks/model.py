@@ -73,6 +73,10 @@ class Task:
     """Inputs the efficiency measure runs (runner.efficiency); they never change a verdict: not in the content hash."""
     references: tuple[str, ...] = ()
     """Further reference solutions of graded efficiency, slow to fast (runner.efficiency); not in the content hash."""
+    twin_of: str = ""
+    """The id of the task this one is a twin of (runner.twins; its id is `<twin_of>~<family>`), "" for an original."""
+    family: str = ""
+    """The twin family that made this task (runner.twins.make.FAMILIES), "" for an original."""
 
     def content_hash(self) -> str:
         """Hash of everything that determines this task's verdicts (not its file location)."""
